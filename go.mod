@@ -1,0 +1,3 @@
+module github.com/stacktune/stacktune
+
+go 1.26
