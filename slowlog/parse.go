@@ -1,0 +1,664 @@
+package slowlog
+
+import (
+	"bytes"
+	"time"
+)
+
+// MaxLineBytes is the longest line the parser accepts; an event with a longer
+// line is skipped with ReasonLineTooLong.
+const MaxLineBytes = 1 << 20
+
+// Reasons an event or line is skipped. They are the keys of Stats.Skipped.
+const (
+	ReasonTruncated     = "truncated event (header without query)"
+	ReasonMissingHeader = "query text without a header"
+	ReasonLineTooLong   = "line longer than 1 MiB"
+	ReasonBinaryJunk    = "binary junk (NUL bytes)"
+	ReasonNoQueryTime   = "missing Query_time"
+	ReasonBadQueryTime  = "unparseable Query_time"
+	ReasonEventTooLarge = "event larger than the chunk limit"
+	ReasonBadValue      = "unparseable field value (field ignored)"
+)
+
+// Stats counts what a parser saw. Skipped maps a Reason to how many events
+// (or, for ReasonBadValue, fields) were skipped; UnknownFields counts header
+// fields the parser does not know by name (they are ignored, not errors).
+type Stats struct {
+	Events        int64            `json:"events"`
+	Bytes         int64            `json:"bytes"`
+	Skipped       map[string]int64 `json:"skipped,omitempty"`
+	UnknownFields map[string]int64 `json:"unknown_fields,omitempty"`
+}
+
+// SkippedTotal is the number of events skipped for any reason (bad field
+// values are not events and are not included).
+func (s *Stats) SkippedTotal() int64 {
+	var n int64
+	for r, c := range s.Skipped {
+		if r != ReasonBadValue {
+			n += c
+		}
+	}
+	return n
+}
+
+// Merge adds o's counts to s.
+func (s *Stats) Merge(o *Stats) {
+	s.Events += o.Events
+	s.Bytes += o.Bytes
+	for k, v := range o.Skipped {
+		s.skip(k, v)
+	}
+	for k, v := range o.UnknownFields {
+		if s.UnknownFields == nil {
+			s.UnknownFields = map[string]int64{}
+		}
+		s.UnknownFields[k] += v
+	}
+}
+
+func (s *Stats) skip(reason string, n int64) {
+	if s.Skipped == nil {
+		s.Skipped = map[string]int64{}
+	}
+	s.Skipped[reason] += n
+}
+
+// maxUnknownFieldNames bounds the distinct unknown field names remembered, so
+// a junk file cannot grow the map without limit.
+const maxUnknownFieldNames = 64
+
+func (s *Stats) unknown(name []byte) {
+	if s.UnknownFields == nil {
+		s.UnknownFields = map[string]int64{}
+	}
+	if _, ok := s.UnknownFields[string(name)]; !ok && len(s.UnknownFields) >= maxUnknownFieldNames {
+		s.UnknownFields["(other)"]++
+		return
+	}
+	s.UnknownFields[string(name)]++
+}
+
+type state uint8
+
+const (
+	stNone   state = iota // between events
+	stHeader              // reading # lines
+	stQuery               // reading query lines
+)
+
+// Parser parses chunks of one slow log. The zero value is ready to use. It is
+// not safe for concurrent use.
+type Parser struct {
+	Stats Stats
+
+	ev    Event
+	st    state
+	bad   string // reason the current event will be skipped, if any
+	hasQT bool
+	// query bounds within the current chunk
+	qStart, qEnd int
+	useDB        []byte // a leading `use db;` line, kept in case it is the whole query
+	useLine      []byte
+	setTS        int64 // SET timestamp value, 0 if none
+	timeLine     []byte
+	// lastTime is the most recent `# Time:` value, inherited by later events.
+	lastTime     time.Time
+	lastTimeText []byte
+	orphan       bool // inside a run of query lines without header (counted once)
+}
+
+// Parse parses a whole input that is already in memory: a convenience over
+// ParseChunk for tests and small files.
+func (p *Parser) Parse(data []byte, visit func(*Event)) {
+	p.ParseChunk(data, 0, nil, visit)
+}
+
+// ParseChunk parses data, whose first byte is at offset base of the input,
+// calling visit for every event. The end of data ends the last event (chunks
+// from Split end on event boundaries). prevTime is the last `# Time:` line
+// before data (Chunk.PrevTime), so events before the chunk's own first Time
+// line get the right time; nil if none.
+func (p *Parser) ParseChunk(data []byte, base int64, prevTime []byte, visit func(*Event)) {
+	p.Stats.Bytes += int64(len(data))
+	p.reset(base)
+	p.lastTime, p.lastTimeText = time.Time{}, p.lastTimeText[:0]
+	if v, ok := headerValue(prevTime, "Time:"); ok {
+		p.noteTime(v)
+	}
+	for pos := 0; pos < len(data); {
+		end := bytes.IndexByte(data[pos:], '\n')
+		next := len(data)
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += pos
+			next = end + 1
+		}
+		line := data[pos:end]
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		p.line(data, pos, end, line, base, visit)
+		pos = next
+	}
+	p.flush(data, visit)
+}
+
+func (p *Parser) reset(base int64) {
+	p.ev = Event{Offset: base}
+	p.st = stNone
+	p.bad = ""
+	p.hasQT = false
+	p.qStart, p.qEnd = -1, -1
+	p.useDB, p.useLine = nil, nil
+	p.setTS = 0
+	p.timeLine = nil
+	p.orphan = false
+}
+
+func (p *Parser) line(data []byte, start, end int, line []byte, base int64, visit func(*Event)) {
+	if len(line) > MaxLineBytes {
+		if p.st == stNone {
+			p.Stats.skip(ReasonLineTooLong, 1)
+			return
+		}
+		p.markBad(ReasonLineTooLong)
+		if p.st == stHeader {
+			p.st = stQuery // the long line is (part of) the query
+			p.qStart, p.qEnd = start, end
+		}
+		return
+	}
+	if len(line) > 0 && line[0] == '#' {
+		if isAdminLine(line) {
+			if p.st == stNone {
+				p.begin(start, base)
+			}
+			if p.st == stQuery && p.qStart >= 0 {
+				p.flush(data, visit)
+				p.begin(start, base)
+			}
+			// The query is "administrator command: X" without the "# ".
+			p.ev.Admin = true
+			p.st = stQuery
+			p.qStart, p.qEnd = start+2, end
+			return
+		}
+		if p.st == stQuery {
+			if !startsEvent(line) {
+				// A comment line inside a multi-line query.
+				p.qEnd = end
+				return
+			}
+			p.flush(data, visit)
+		}
+		if p.st == stHeader && p.hasQT && isEventStart(line) {
+			// The previous header never got its query: a truncated event.
+			p.flush(data, visit)
+		}
+		if p.st == stNone {
+			p.begin(start, base)
+		}
+		p.st = stHeader
+		p.header(line)
+		return
+	}
+	switch p.st {
+	case stNone:
+		if len(bytes.TrimSpace(line)) == 0 || isBanner(line) {
+			p.orphan = false
+			return
+		}
+		if !p.orphan {
+			p.orphan = true
+			if bytes.IndexByte(line, 0) >= 0 {
+				p.Stats.skip(ReasonBinaryJunk, 1)
+			} else {
+				p.Stats.skip(ReasonMissingHeader, 1)
+			}
+		}
+		return
+	case stHeader:
+		if isBanner(line) {
+			return
+		}
+		// Leading `use db;` and `SET timestamp=N;` lines belong to the
+		// event, not to its query.
+		if db, ok := useStatement(line); ok {
+			p.useDB, p.useLine = db, line
+			return
+		}
+		if ts, ok := setTimestamp(line); ok {
+			p.setTS = ts
+			return
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			return
+		}
+		p.st = stQuery
+		p.qStart, p.qEnd = start, end
+	case stQuery:
+		if isBanner(line) {
+			// A server restart in the middle of the log ends the event.
+			p.flush(data, visit)
+			return
+		}
+		p.qEnd = end
+	}
+	if bytes.IndexByte(line, 0) >= 0 {
+		p.markBad(ReasonBinaryJunk)
+	}
+}
+
+func (p *Parser) begin(start int, base int64) {
+	p.ev = Event{Offset: base + int64(start)}
+	p.bad = ""
+	p.hasQT = false
+	p.qStart, p.qEnd = -1, -1
+	p.useDB, p.useLine = nil, nil
+	p.setTS = 0
+	p.timeLine = nil
+	p.orphan = false
+}
+
+func (p *Parser) markBad(reason string) {
+	if p.bad == "" {
+		p.bad = reason
+	}
+}
+
+// flush emits or counts the open event. data is the chunk the query bounds
+// refer to.
+func (p *Parser) flush(data []byte, visit func(*Event)) {
+	if p.st == stNone {
+		return
+	}
+	defer func() { p.st = stNone }()
+	ev := &p.ev
+	switch {
+	case p.qStart >= 0:
+		ev.Query = trimQuery(data[p.qStart:p.qEnd])
+	case p.useLine != nil:
+		ev.Query = trimQuery(p.useLine)
+	default:
+		ev.Query = nil
+	}
+	if p.useDB != nil {
+		ev.DB = p.useDB
+	}
+	switch {
+	case p.bad != "":
+		p.Stats.skip(p.bad, 1)
+		return
+	case len(ev.Query) == 0:
+		p.Stats.skip(ReasonTruncated, 1)
+		return
+	case !p.hasQT:
+		p.Stats.skip(ReasonNoQueryTime, 1)
+		return
+	}
+	// An RFC 3339 Time line (MySQL 5.7+) is exact; old `071015 21:43:52`
+	// lines are in an unknown local zone, so SET timestamp (epoch seconds)
+	// is preferred over them.
+	switch {
+	case p.timeLine != nil && len(p.timeLine) >= 19 && p.timeLine[10] == 'T':
+		ev.Time = p.lastTime
+	case p.setTS > 0:
+		ev.Time = time.Unix(p.setTS, 0).UTC()
+	default:
+		ev.Time = p.lastTime
+	}
+	p.Stats.Events++
+	visit(ev)
+}
+
+// header parses one `# Name: value  Name: value` line into the event.
+func (p *Parser) header(line []byte) {
+	f := fieldScanner{line: line}
+	for {
+		name, value, ok := f.next()
+		if !ok {
+			return
+		}
+		p.field(name, value)
+	}
+}
+
+func (p *Parser) field(name, value []byte) {
+	ev := &p.ev
+	switch string(name) {
+	case "Query_time":
+		v, ok := parseFloat(value)
+		if !ok {
+			p.markBad(ReasonBadQueryTime)
+			return
+		}
+		ev.QueryTime, p.hasQT = v, true
+	case "Lock_time":
+		if p.float(value, &ev.LockTime) {
+			ev.Has |= HasLockTime
+		}
+	case "Rows_sent":
+		if p.int(value, &ev.RowsSent) {
+			ev.Has |= HasRowsSent
+		}
+	case "Rows_examined":
+		if p.int(value, &ev.RowsExamined) {
+			ev.Has |= HasRowsExamined
+		}
+	case "Rows_affected":
+		if p.int(value, &ev.RowsAffected) {
+			ev.Has |= HasRowsAffected
+		}
+	case "Tmp_tables":
+		if p.int(value, &ev.TmpTables) {
+			ev.Has |= HasTmpTables
+		}
+	case "Tmp_disk_tables":
+		p.int(value, &ev.TmpDiskTables)
+	case "Time":
+		p.timeLine = value
+		p.noteTime(value)
+	case "User@Host":
+		ev.User, ev.Host = parseUserHost(value)
+	case "Schema":
+		ev.DB = value
+	case "Full_scan":
+		p.flag(value, FullScan)
+	case "Full_join":
+		p.flag(value, FullJoin)
+	case "Tmp_table":
+		p.flag(value, TmpTable)
+	case "Tmp_table_on_disk":
+		p.flag(value, TmpTableOnDisk)
+	case "Filesort":
+		p.flag(value, Filesort)
+	case "Filesort_on_disk":
+		p.flag(value, FilesortOnDisk)
+	case "QC_Hit", "QC_hit":
+		p.flag(value, QCHit)
+	default:
+		if !knownFields[string(name)] {
+			p.Stats.unknown(name)
+		}
+	}
+}
+
+func (p *Parser) float(value []byte, dst *float64) bool {
+	v, ok := parseFloat(value)
+	if !ok {
+		p.Stats.skip(ReasonBadValue, 1)
+		return false
+	}
+	*dst = v
+	return true
+}
+
+func (p *Parser) int(value []byte, dst *int64) bool {
+	v, ok := parseInt(value)
+	if !ok {
+		p.Stats.skip(ReasonBadValue, 1)
+		return false
+	}
+	*dst = v
+	return true
+}
+
+func (p *Parser) flag(value []byte, f Flag) {
+	switch string(value) {
+	case "Yes", "yes", "YES":
+		p.ev.Flags |= f
+		p.ev.Known |= f
+	case "No", "no", "NO":
+		p.ev.Known |= f
+	default:
+		p.Stats.skip(ReasonBadValue, 1)
+	}
+}
+
+// noteTime parses a `# Time:` value, reusing the last result when the text is
+// unchanged (MySQL 5.x repeats it for every event in the same second).
+func (p *Parser) noteTime(v []byte) {
+	if bytes.Equal(v, p.lastTimeText) {
+		return
+	}
+	t, ok := parseLogTime(v)
+	if !ok {
+		p.Stats.skip(ReasonBadValue, 1)
+		return
+	}
+	p.lastTime = t
+	p.lastTimeText = append(p.lastTimeText[:0], v...)
+}
+
+// knownFields are header fields the servers write that the digest does not
+// use; they are not reported as unknown.
+var knownFields = map[string]bool{
+	"Id": true, "Thread_id": true, "Last_errno": true, "Killed": true, "Errno": true,
+	"Bytes_sent": true, "Bytes_received": true, "Rows_read": true, "Tmp_table_sizes": true,
+	"Merge_passes": true, "Priority_queue": true, "explain": true,
+	"InnoDB_IO_r_ops": true, "InnoDB_IO_r_bytes": true, "InnoDB_IO_r_wait": true,
+	"InnoDB_rec_lock_wait": true, "InnoDB_queue_wait": true, "InnoDB_pages_distinct": true,
+	"InnoDB_trx_id": true, "Log_slow_rate_type": true, "Log_slow_rate_limit": true,
+	"Read_first": true, "Read_last": true, "Read_key": true, "Read_next": true, "Read_prev": true,
+	"Read_rnd": true, "Read_rnd_next": true, "Sort_merge_passes": true, "Sort_range_count": true,
+	"Sort_rows": true, "Sort_scan_count": true, "Created_tmp_disk_tables": true,
+	"Created_tmp_tables": true, "Select_full_join": true, "Select_full_range_join": true,
+	"Select_range": true, "Select_range_check": true, "Select_scan": true, "Start": true, "End": true,
+	"Pages_accessed": true, "Pages_read": true, "Pages_prefetched": true, "Pages_updated": true,
+	"Old_rows_read": true, "Pages_read_time": true, "Engine_time": true, "Cost": true,
+	"Rows_sent_affected": true, "Tmp_tables_sizes": true, "Pages_read_time_ms": true,
+}
+
+// fieldScanner walks the `Name: value` pairs of a header line. A name is a
+// token that starts with a letter and ends with ':'; a value is every token up
+// to the next name (it may be empty, as in MariaDB's `Schema:   QC_hit: No`).
+// A lone `#` token ends a value (`# Time: ... # User@Host: ...`).
+type fieldScanner struct {
+	line []byte
+	pos  int
+}
+
+func (f *fieldScanner) token() (start, end int) {
+	l := f.line
+	i := f.pos
+	for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+		i++
+	}
+	start = i
+	for i < len(l) && l[i] != ' ' && l[i] != '\t' {
+		i++
+	}
+	f.pos = i
+	return start, i
+}
+
+func isName(tok []byte) bool {
+	if len(tok) < 2 || tok[len(tok)-1] != ':' {
+		return false
+	}
+	c := tok[0]
+	if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+		return false
+	}
+	for _, c := range tok[1 : len(tok)-1] {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '@') {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fieldScanner) next() (name, value []byte, ok bool) {
+	// Find the next name.
+	for {
+		s, e := f.token()
+		if s == e {
+			return nil, nil, false
+		}
+		if tok := f.line[s:e]; isName(tok) {
+			name = tok[:len(tok)-1]
+			break
+		}
+	}
+	// Collect value tokens up to the next name or a lone '#'.
+	vs, ve := -1, -1
+	for {
+		save := f.pos
+		s, e := f.token()
+		if s == e {
+			break
+		}
+		tok := f.line[s:e]
+		if isName(tok) || (len(tok) == 1 && tok[0] == '#') {
+			f.pos = save
+			if tok[0] == '#' {
+				f.pos = e
+			}
+			break
+		}
+		if vs < 0 {
+			vs = s
+		}
+		ve = e
+	}
+	if vs >= 0 {
+		value = f.line[vs:ve]
+	}
+	return name, value, true
+}
+
+// headerValue returns the value of field name (with its colon) in line.
+func headerValue(line []byte, name string) ([]byte, bool) {
+	f := fieldScanner{line: line}
+	for {
+		n, v, ok := f.next()
+		if !ok {
+			return nil, false
+		}
+		if string(n) == name[:len(name)-1] {
+			return v, true
+		}
+	}
+}
+
+// startsEvent reports whether a # line seen after query text begins the next
+// event: any header line with a field name we know.
+func startsEvent(line []byte) bool {
+	f := fieldScanner{line: line}
+	name, _, ok := f.next()
+	if !ok {
+		return bytes.HasPrefix(line, []byte("# No InnoDB statistics"))
+	}
+	switch string(name) {
+	case "Time", "User@Host", "Query_time", "Thread_id", "Schema", "Id":
+		return true
+	}
+	return false
+}
+
+// isEventStart matches the lines that only ever open an event.
+func isEventStart(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("# Time:")) || bytes.HasPrefix(line, []byte("# User@Host:"))
+}
+
+func isAdminLine(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("# administrator command:"))
+}
+
+// isBanner matches the lines a server writes when it (re)opens the log.
+func isBanner(line []byte) bool {
+	switch {
+	case bytes.HasPrefix(line, []byte("Tcp port:")):
+		return true
+	case bytes.HasPrefix(line, []byte("Time ")) && bytes.Contains(line, []byte("Command")):
+		return true
+	case bytes.Contains(line, []byte(", Version: ")) && bytes.Contains(line, []byte("started with")):
+		return true
+	}
+	return false
+}
+
+// useStatement recognises a `use db;` line and returns db without quotes.
+func useStatement(line []byte) ([]byte, bool) {
+	l := bytes.TrimSpace(line)
+	if len(l) < 5 || !bytes.EqualFold(l[:4], []byte("use ")) {
+		return nil, false
+	}
+	db := bytes.TrimSpace(l[4:])
+	if n := len(db); n > 0 && db[n-1] == ';' {
+		db = bytes.TrimSpace(db[:n-1])
+	}
+	if len(db) >= 2 && db[0] == '`' && db[len(db)-1] == '`' {
+		db = db[1 : len(db)-1]
+	}
+	if len(db) == 0 || bytes.ContainsAny(db, " \t;") {
+		return nil, false
+	}
+	return db, true
+}
+
+// setTimestamp recognises `SET timestamp=N;`.
+func setTimestamp(line []byte) (int64, bool) {
+	const prefix = "SET timestamp="
+	if len(line) < len(prefix)+1 || !bytes.EqualFold(line[:len(prefix)], []byte(prefix)) {
+		return 0, false
+	}
+	v := line[len(prefix):]
+	if n := len(v); n > 0 && v[n-1] == ';' {
+		v = v[:n-1]
+	}
+	// MySQL 8 writes microseconds: SET timestamp=1513132878.123456 is not
+	// written, but be lenient and drop a fraction.
+	if i := bytes.IndexByte(v, '.'); i >= 0 {
+		v = v[:i]
+	}
+	ts, ok := parseInt(v)
+	return ts, ok && ts > 0
+}
+
+// trimQuery drops surrounding white space and one trailing semicolon.
+func trimQuery(q []byte) []byte {
+	q = bytes.TrimSpace(q)
+	if n := len(q); n > 0 && q[n-1] == ';' {
+		q = bytes.TrimSpace(q[:n-1])
+	}
+	return q
+}
+
+// parseUserHost reads `user[priv] @ host [ip]  ...`.
+func parseUserHost(v []byte) (user, host []byte) {
+	at := bytes.Index(v, []byte(" @ "))
+	if at < 0 {
+		at = bytes.IndexByte(v, '@')
+		if at < 0 {
+			return bytes.TrimSpace(v), nil
+		}
+	}
+	u := bytes.TrimSpace(v[:at])
+	if i := bytes.IndexByte(u, '['); i > 0 {
+		user = u[:i]
+	} else if i == 0 {
+		user = bytes.Trim(u, "[]")
+	} else {
+		user = u
+	}
+	rest := bytes.TrimSpace(v[at+1:])
+	if len(rest) > 0 && rest[0] == '@' {
+		rest = bytes.TrimSpace(rest[1:])
+	}
+	if i := bytes.IndexByte(rest, '['); i >= 0 {
+		host = bytes.TrimSpace(rest[:i])
+		if len(host) == 0 {
+			ip := rest[i+1:]
+			if j := bytes.IndexByte(ip, ']'); j >= 0 {
+				host = ip[:j]
+			}
+		}
+	} else {
+		host = rest
+	}
+	return user, host
+}
