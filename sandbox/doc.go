@@ -1,0 +1,64 @@
+// Package sandbox starts and stops real, throwaway database and web servers
+// for tests and demos: MariaDB (mariadbd), nginx, memcached and Redis
+// (redis-server).
+//
+// The servers are the binaries shipped by the Debian packages
+// "mariadb-server", "nginx", "memcached" and "redis-server". They are looked
+// up in PATH and then in /usr/sbin (plus /usr/bin and /sbin). When one is
+// missing, Start* returns an error that wraps [ErrMissingBinary] and names the
+// Debian package to install.
+//
+// # Isolation
+//
+// A sandboxed server never touches a system-wide instance and never reads
+// system configuration: each one gets its own short temporary directory
+// (for example /tmp/st-123456789) that holds its configuration, data, logs,
+// pid file and unix socket, and it listens only on a free loopback port
+// (127.0.0.1) picked at start. MariaDB always runs with --no-defaults, so
+// /etc/mysql is never read; nginx gets its own configuration file, prefix and
+// startup error log. A MariaDB or Redis already running on the standard
+// ports is neither used nor disturbed.
+//
+// # Lifecycle
+//
+// Start* (StartMariaDB, StartNginx, StartMemcached, StartRedis) creates the
+// directory, starts the server in its own process group, and waits until it
+// really answers its protocol (a go-sql-driver/mysql Ping for MariaDB, an
+// HTTP GET for nginx, "version" for memcached, PING for Redis). Waiting is
+// bounded by the context and by the StartTimeout option (60s for MariaDB,
+// 10s for the others). If the port picked turns out to be taken by the time
+// the server binds it, start is retried with another port. On any failure
+// everything started so far is stopped and removed, and the error includes
+// the last lines of the server's own error log.
+//
+// Stop sends SIGTERM to the server's whole process group, waits a grace
+// period, sends SIGKILL if the server is still running, reaps it and removes
+// the temporary directory (a directory supplied by the caller through the Dir
+// option is left in place). Servers are also started with Pdeathsig=SIGKILL
+// so that they die with the process that started them, for example when a
+// test binary is killed; that covers the server's main process, while
+// helper processes such as nginx workers rely on Stop.
+//
+// The test helpers NewMariaDB, NewNginx, NewMemcached and NewRedis start a
+// server, register its Stop with t.Cleanup and call t.Fatal with the full
+// error when the server cannot start. They never skip: a missing binary is a
+// missing install step and must fail loudly.
+//
+// # MariaDB data directory template
+//
+// Initialising a MariaDB data directory (mariadb-install-db) is done once per
+// mariadbd version and cached in os.TempDir() as
+// stacktune-mariadb-template-<version>-<hash>; the directory is built
+// elsewhere and renamed into place, so concurrent test processes can share
+// it safely. Each server gets a fresh copy of the template. The root account
+// is created with --auth-root-authentication-method=normal, so root has an
+// empty password over both the unix socket and TCP.
+//
+// # Concurrency
+//
+// Start* functions may be called concurrently; each server has its own
+// directory and port. A server value's accessors may be called from any
+// goroutine, and Stop is idempotent and safe to call from any goroutine,
+// any number of times: every call returns after the server is gone, with the
+// same result.
+package sandbox

@@ -1,0 +1,623 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+)
+
+// alive reports whether a process with this pid exists.
+func alive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil
+}
+
+// openDB opens dsn and closes it when the test ends.
+func openDB(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func queryString(t *testing.T, db *sql.DB, q string) string {
+	t.Helper()
+	var s sql.NullString
+	if err := db.QueryRow(q).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s.String
+}
+
+func TestMariaDB(t *testing.T) {
+	t.Parallel()
+	m := NewMariaDB(t, MariaDBOptions{Options: map[string]string{
+		"slow_query_log":     "ON",
+		"long_query_time":    "0",
+		"performance_schema": "ON",
+		"max-connections":    "42", // dashes work too
+	}})
+	t.Logf("MariaDB %s in %s, port %d", m.Version(), m.Dir(), m.Port())
+
+	if !strings.Contains(m.Version(), "MariaDB") {
+		t.Errorf("Version() = %q, want a MariaDB version", m.Version())
+	}
+	if got, want := m.DSN("mysql"), "root@unix("+m.Socket()+")/mysql"; got != want {
+		t.Errorf("DSN = %q, want %q", got, want)
+	}
+	if len(m.Socket()) > maxSocketPath {
+		t.Errorf("socket path %q too long", m.Socket())
+	}
+
+	conns := []struct {
+		name, dsn string
+	}{
+		{"unix socket", m.DSN("mysql")},
+		{"tcp", m.TCPDSN("mysql")},
+	}
+	for _, c := range conns {
+		t.Run("connect over "+c.name, func(t *testing.T) {
+			db := openDB(t, c.dsn)
+			if err := db.Ping(); err != nil {
+				t.Fatalf("ping: %v", err)
+			}
+			if got := queryString(t, db, "SELECT CURRENT_USER()"); !strings.HasPrefix(got, "root@") {
+				t.Errorf("CURRENT_USER() = %q, want root@...", got)
+			}
+			if got := queryString(t, db, "SELECT DATABASE()"); got != "mysql" {
+				t.Errorf("DATABASE() = %q, want mysql", got)
+			}
+		})
+	}
+
+	vars := []struct {
+		name, query, want string
+	}{
+		{"extra option long_query_time", "SELECT @@long_query_time", "0"},
+		{"extra option slow_query_log", "SELECT @@slow_query_log", "1"},
+		{"extra option performance_schema", "SELECT @@performance_schema", "1"},
+		{"extra option with dashes", "SELECT @@max_connections", "42"},
+		{"default buffer pool", "SELECT @@innodb_buffer_pool_size", strconv.Itoa(64 << 20)},
+		{"bind address", "SELECT @@bind_address", "127.0.0.1"},
+		{"port", "SELECT @@port", strconv.Itoa(m.Port())},
+		{"socket", "SELECT @@socket", m.Socket()},
+		{"datadir", "SELECT @@datadir", m.DataDir() + "/"},
+		{"slow log file", "SELECT @@slow_query_log_file", m.SlowLogPath()},
+		{"error log", "SELECT @@log_error", m.ErrorLogPath()},
+	}
+	for _, v := range vars {
+		t.Run(v.name, func(t *testing.T) {
+			if got := queryString(t, m.DB(), v.query); got != v.want {
+				t.Errorf("%s = %q, want %q", v.query, got, v.want)
+			}
+		})
+	}
+
+	t.Run("slow log written", func(t *testing.T) {
+		if _, err := m.DB().Exec("SELECT 'sandbox-slow-marker'"); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			data, err := os.ReadFile(m.SlowLogPath())
+			if err == nil && strings.Contains(string(data), "sandbox-slow-marker") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("slow log %s lacks the query (err %v):\n%s", m.SlowLogPath(), err, data)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
+	t.Run("error log written", func(t *testing.T) {
+		data, err := os.ReadFile(m.ErrorLogPath())
+		if err != nil || !strings.Contains(string(data), "ready for connections") {
+			t.Errorf("error log %s: %v\n%s", m.ErrorLogPath(), err, data)
+		}
+	})
+}
+
+func TestMariaDBInParallel(t *testing.T) {
+	t.Parallel()
+	var (
+		mu      sync.Mutex
+		servers []*MariaDB
+		wg      sync.WaitGroup
+		errs    = make([]error, 2)
+	)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := StartMariaDB(context.Background(), MariaDBOptions{})
+			errs[i] = err
+			if err == nil {
+				mu.Lock()
+				servers = append(servers, m)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, m := range servers {
+		t.Cleanup(func() { m.Stop() })
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	a, b := servers[0], servers[1]
+	if a.Port() == b.Port() || a.Socket() == b.Socket() || a.Dir() == b.Dir() {
+		t.Fatalf("servers collide: ports %d/%d, sockets %s/%s", a.Port(), b.Port(), a.Socket(), b.Socket())
+	}
+	if _, err := a.DB().Exec("CREATE DATABASE only_in_a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		m    *MariaDB
+		want int
+	}{{"first", a, 1}, {"second", b, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			db := openDB(t, c.m.TCPDSN(""))
+			var n int
+			if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'only_in_a'").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != c.want {
+				t.Errorf("only_in_a count over TCP = %d, want %d", n, c.want)
+			}
+		})
+	}
+}
+
+// logPathInError extracts the first log path named in a start error.
+var logPathInError = regexp.MustCompile(`--- last \d+ lines of (\S+) ---`)
+
+func TestMariaDBBadOption(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		options map[string]string
+		want    string
+	}{
+		{"bad value", map[string]string{"innodb_buffer_pool_size": "notanumber"}, "Error while setting value 'notanumber'"},
+		{"unknown variable", map[string]string{"no_such_variable_xyz": "1"}, "unknown variable 'no_such_variable_xyz=1'"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := StartMariaDB(context.Background(), MariaDBOptions{Options: c.options})
+			if err == nil {
+				m.Stop()
+				t.Fatal("StartMariaDB succeeded, want an error")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error lacks %q from the error log:\n%v", c.want, err)
+			}
+			match := logPathInError.FindStringSubmatch(err.Error())
+			if match == nil {
+				t.Fatalf("error names no log:\n%v", err)
+			}
+			if _, statErr := os.Stat(filepath.Dir(match[1])); !errors.Is(statErr, os.ErrNotExist) {
+				t.Errorf("failed start left %s behind (%v)", filepath.Dir(match[1]), statErr)
+			}
+		})
+	}
+	t.Run("managed option rejected", func(t *testing.T) {
+		_, err := StartMariaDB(context.Background(), MariaDBOptions{Options: map[string]string{"Data-Dir": "/var/lib/mysql", "datadir": "/x"}})
+		if err == nil || !strings.Contains(err.Error(), "managed by the sandbox") {
+			t.Fatalf("err = %v, want a managed-option error", err)
+		}
+	})
+}
+
+func TestNginx(t *testing.T) {
+	t.Parallel()
+	get := func(t *testing.T, url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(body)
+	}
+
+	t.Run("default config", func(t *testing.T) {
+		t.Parallel()
+		n := NewNginx(t, NginxOptions{})
+		code, body := get(t, n.URL())
+		if code != 200 || !strings.Contains(body, "stacktune sandbox") {
+			t.Fatalf("GET %s = %d %q", n.URL(), code, body)
+		}
+		// The access log line is written after the response is sent.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			data, _ := os.ReadFile(n.AccessLogPath())
+			if strings.Contains(string(data), "GET / HTTP/1.1") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("access log %s lacks the request:\n%s", n.AccessLogPath(), data)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := os.Stat(n.ErrorLogPath()); err != nil {
+			t.Errorf("error log: %v", err)
+		}
+	})
+
+	t.Run("http config with placeholders and reload", func(t *testing.T) {
+		t.Parallel()
+		conf := `    server {
+        listen 127.0.0.1:{{PORT}};
+        access_log {{DIR}}/custom.log;
+        location / { return 200 "first\n"; }
+    }
+`
+		n := NewNginx(t, NginxOptions{HTTPConfig: conf})
+		if _, body := get(t, n.URL()); body != "first\n" {
+			t.Fatalf("body = %q, want first", body)
+		}
+		if _, err := os.Stat(filepath.Join(n.Dir(), "custom.log")); err != nil {
+			t.Errorf("{{DIR}} not substituted: %v", err)
+		}
+		data, err := os.ReadFile(n.ConfigPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		edited := strings.Replace(string(data), `"first\n"`, `"second\n"`, 1)
+		if err := os.WriteFile(n.ConfigPath(), []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := n.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, body := get(t, n.URL()); body != "second\n" {
+			t.Fatalf("after Reload body = %q, want second", body)
+		}
+
+		broken := strings.Replace(edited, "return 200", "no_such_directive 200", 1)
+		if err := os.WriteFile(n.ConfigPath(), []byte(broken), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Reload(ctx); err == nil || !strings.Contains(err.Error(), "unknown directive") {
+			t.Fatalf("Reload of a broken config: err = %v, want nginx -t output", err)
+		}
+	})
+
+	t.Run("invalid config", func(t *testing.T) {
+		t.Parallel()
+		_, err := StartNginx(context.Background(), NginxOptions{HTTPConfig: "server { listen 127.0.0.1:{{PORT}}; bogus_directive on; }"})
+		if err == nil || !strings.Contains(err.Error(), `unknown directive "bogus_directive"`) {
+			t.Fatalf("err = %v, want nginx -t output", err)
+		}
+	})
+
+	t.Run("config without port", func(t *testing.T) {
+		_, err := StartNginx(context.Background(), NginxOptions{HTTPConfig: "server { listen 127.0.0.1:8080; }"})
+		if err == nil || !strings.Contains(err.Error(), "{{PORT}}") {
+			t.Fatalf("err = %v, want a {{PORT}} error", err)
+		}
+	})
+}
+
+// exchange sends req to network/addr and reads until the reply contains
+// want or the deadline passes; it returns everything read.
+func exchange(t *testing.T, network, addr, req, want string) string {
+	t.Helper()
+	conn, err := net.DialTimeout(network, addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	r := bufio.NewReader(conn)
+	for !strings.Contains(got.String(), want) {
+		line, err := r.ReadString('\n')
+		got.WriteString(line)
+		if err != nil {
+			t.Fatalf("reply to %q: %v; read %q, want %q", req, err, got.String(), want)
+		}
+	}
+	return got.String()
+}
+
+func TestMemcached(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		opts    MemcachedOptions
+		network string
+	}{
+		{"tcp", MemcachedOptions{}, "tcp"},
+		{"unix socket", MemcachedOptions{Socket: true, MemoryMB: 16, MaxConns: 64}, "unix"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			m := NewMemcached(t, c.opts)
+			if m.Network() != c.network {
+				t.Fatalf("Network() = %q, want %q", m.Network(), c.network)
+			}
+			if c.network == "tcp" && m.Addr() != fmt.Sprintf("127.0.0.1:%d", m.Port()) {
+				t.Errorf("Addr() = %q, Port() = %d", m.Addr(), m.Port())
+			}
+			if c.network == "unix" && (m.Addr() != m.SocketPath() || m.Port() != 0) {
+				t.Errorf("Addr() = %q, SocketPath() = %q, Port() = %d", m.Addr(), m.SocketPath(), m.Port())
+			}
+			exchange(t, m.Network(), m.Addr(), "version\r\n", "VERSION "+m.Version())
+			exchange(t, m.Network(), m.Addr(), "set k 0 0 5\r\nhello\r\n", "STORED")
+			exchange(t, m.Network(), m.Addr(), "get k\r\n", "hello\r\nEND")
+			mem := 64
+			if c.opts.MemoryMB != 0 {
+				mem = c.opts.MemoryMB
+			}
+			exchange(t, m.Network(), m.Addr(), "stats settings\r\n", fmt.Sprintf("STAT maxbytes %d\r\n", mem<<20))
+		})
+	}
+
+	t.Run("port taken", func(t *testing.T) {
+		t.Parallel()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+		// -p in ExtraArgs overrides the sandbox's port, so every retry hits
+		// the taken port and the error must come from memcached's own log.
+		_, err = StartMemcached(context.Background(), MemcachedOptions{ExtraArgs: []string{"-p", port}})
+		if err == nil || !errors.Is(err, errAddrInUse) || !strings.Contains(err.Error(), "failed to listen on one of interface(s) 127.0.0.1: Address already in use") {
+			t.Fatalf("err = %v, want memcached's bind error", err)
+		}
+	})
+}
+
+func TestRedis(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		opts    RedisOptions
+		network string
+	}{
+		{"tcp", RedisOptions{ExtraArgs: []string{"--maxmemory", "16mb"}}, "tcp"},
+		{"unix socket", RedisOptions{Socket: true}, "unix"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := NewRedis(t, c.opts)
+			if r.Network() != c.network {
+				t.Fatalf("Network() = %q, want %q", r.Network(), c.network)
+			}
+			if c.network == "tcp" && (r.Addr() != fmt.Sprintf("127.0.0.1:%d", r.Port()) || r.SocketPath() != "") {
+				t.Errorf("Addr() = %q, Port() = %d, SocketPath() = %q", r.Addr(), r.Port(), r.SocketPath())
+			}
+			if c.network == "unix" && (r.Addr() != r.SocketPath() || r.Port() != 0) {
+				t.Errorf("Addr() = %q, SocketPath() = %q, Port() = %d", r.Addr(), r.SocketPath(), r.Port())
+			}
+			exchange(t, r.Network(), r.Addr(), "PING\r\n", "+PONG")
+			exchange(t, r.Network(), r.Addr(), "SET k hello\r\nGET k\r\n", "+OK\r\n$5\r\nhello\r\n")
+			exchange(t, r.Network(), r.Addr(), "CONFIG GET save\r\n", "$4\r\nsave\r\n$0\r\n\r\n")
+			exchange(t, r.Network(), r.Addr(), "CONFIG GET appendonly\r\n", "appendonly\r\n$2\r\nno\r\n")
+			exchange(t, r.Network(), r.Addr(), "CONFIG GET dir\r\n", r.Dir())
+			if c.opts.ExtraArgs != nil {
+				exchange(t, r.Network(), r.Addr(), "CONFIG GET maxmemory\r\n", "$8\r\n16777216\r\n")
+			}
+		})
+	}
+}
+
+// server is what TestStop needs from every server type.
+type server interface {
+	Stop() error
+	PID() int
+	Dir() string
+}
+
+func TestStop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		start func() (server, error)
+	}{
+		{"mariadb", func() (server, error) { return StartMariaDB(ctx, MariaDBOptions{}) }},
+		{"nginx", func() (server, error) { return StartNginx(ctx, NginxOptions{}) }},
+		{"memcached", func() (server, error) { return StartMemcached(ctx, MemcachedOptions{}) }},
+		{"memcached socket", func() (server, error) { return StartMemcached(ctx, MemcachedOptions{Socket: true}) }},
+		{"redis", func() (server, error) { return StartRedis(ctx, RedisOptions{}) }},
+		{"redis socket", func() (server, error) { return StartRedis(ctx, RedisOptions{Socket: true}) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := c.start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid := s.PID()
+			children := childPIDs(pid) // nginx workers
+			if !alive(pid) {
+				t.Fatalf("pid %d not running after start", pid)
+			}
+			// Concurrent Stops all return after the server is gone.
+			var wg sync.WaitGroup
+			errs := make([]error, 3)
+			for i := range errs {
+				wg.Add(1)
+				go func() { defer wg.Done(); errs[i] = s.Stop() }()
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			for _, p := range append(children, pid) {
+				if alive(p) {
+					t.Errorf("pid %d still alive after Stop", p)
+				}
+			}
+			if _, err := os.Stat(s.Dir()); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("Dir %s still there after Stop (%v)", s.Dir(), err)
+			}
+			if err := s.Stop(); err != nil {
+				t.Errorf("second Stop: %v", err)
+			}
+		})
+	}
+}
+
+func TestCallerDirIsKept(t *testing.T) {
+	t.Parallel()
+	dir, err := os.MkdirTemp("", "st-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	dir = filepath.Join(dir, "redis")
+	r, err := StartRedis(context.Background(), RedisOptions{Dir: dir, Socket: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Dir() != dir || filepath.Dir(r.SocketPath()) != dir {
+		t.Errorf("Dir() = %q, SocketPath() = %q, want them in %q", r.Dir(), r.SocketPath(), dir)
+	}
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.LogPath()); err != nil {
+		t.Errorf("caller's Dir not kept: %v", err)
+	}
+}
+
+func TestMissingBinary(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const missing = "/nonexistent/stacktune-sandbox-binary"
+	cases := []struct {
+		name  string
+		pkg   string
+		start func() error
+	}{
+		{"mariadbd", "mariadb-server", func() error { _, err := StartMariaDB(ctx, MariaDBOptions{Binary: missing}); return err }},
+		{"mariadb-install-db", "mariadb-server", func() error {
+			_, err := StartMariaDB(ctx, MariaDBOptions{InstallBinary: missing})
+			return err
+		}},
+		{"nginx", "nginx", func() error { _, err := StartNginx(ctx, NginxOptions{Binary: missing}); return err }},
+		{"memcached", "memcached", func() error { _, err := StartMemcached(ctx, MemcachedOptions{Binary: missing}); return err }},
+		{"redis", "redis-server", func() error { _, err := StartRedis(ctx, RedisOptions{Binary: missing}); return err }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.start()
+			if !errors.Is(err, ErrMissingBinary) {
+				t.Fatalf("err = %v, want ErrMissingBinary", err)
+			}
+			if want := fmt.Sprintf("install the Debian package %q", c.pkg); !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %q, want it to contain %q", err, want)
+			}
+		})
+	}
+	t.Run("bare name", func(t *testing.T) {
+		_, err := lookBinary("stacktune-no-such-server", "nginx")
+		want := `sandbox: stacktune-no-such-server not found in PATH or /usr/sbin: install the Debian package "nginx"`
+		if !errors.Is(err, ErrMissingBinary) || err.Error() != want {
+			t.Fatalf("err = %v, want %s", err, want)
+		}
+	})
+}
+
+// TestServerDiesWithParent kills a process that started a server and checks
+// that Pdeathsig took the server down with it.
+func TestServerDiesWithParent(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "SANDBOX_HELPER=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	var pid int
+	var dir string
+	sc := bufio.NewScanner(out)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if _, err := fmt.Sscanf(sc.Text(), "SERVER %d %s", &pid, &dir); err == nil {
+			break
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("helper printed no server pid (%v):\n%s", sc.Err(), strings.Join(lines, "\n"))
+	}
+	defer os.RemoveAll(dir) // the killed helper could not clean up
+	if !alive(pid) {
+		t.Fatalf("server %d not running", pid)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("server %d outlived its parent", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMain turns the test binary into TestServerDiesWithParent's helper
+// when SANDBOX_HELPER=1: it starts a memcached, prints its pid and hangs
+// until killed.
+func TestMain(m *testing.M) {
+	if os.Getenv("SANDBOX_HELPER") != "1" {
+		m.Run()
+		return
+	}
+	mc, err := StartMemcached(context.Background(), MemcachedOptions{})
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return
+	}
+	fmt.Printf("SERVER %d %s\n", mc.PID(), mc.Dir())
+	time.Sleep(time.Minute)
+	mc.Stop()
+}
