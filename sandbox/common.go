@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -198,23 +199,58 @@ func (p *process) signal(sig syscall.Signal) error {
 }
 
 // kill stops the process group: SIGTERM, then SIGKILL after grace, and
-// waits until the leader has been reaped.
+// waits until the leader has been reaped. Signals go to the group only
+// while the leader is unreaped, so the group id cannot have been reused.
 func (p *process) kill(grace time.Duration) {
 	pgid := p.pid()
-	if !p.exited() {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		t := time.NewTimer(grace)
-		select {
-		case <-p.done:
-			t.Stop()
-		case <-t.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-p.done
+	if p.exited() {
+		// The leader died on its own; helpers it left behind (nginx
+		// workers) still carry its group id.
+		for _, pid := range groupMembers(pgid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// groupMembers lists the processes other than pgid itself whose process
+// group is pgid, from /proc.
+func groupMembers(pgid int) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		if f := procStat(pid); len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+			pids = append(pids, pid)
 		}
 	}
-	// Leftover group members (say an nginx worker whose master was killed)
-	// keep the group id alive, so this reaches them and nothing else.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return pids
+}
+
+// procStat returns the fields of /proc/<pid>/stat after the command name:
+// f[0] is the state, f[1] the parent pid, f[2] the process group.
+func procStat(pid int) []string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(data[i+1:]))
 }
 
 // instance holds what every server type shares: its directory, process and

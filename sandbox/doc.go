@@ -34,7 +34,8 @@
 // Stop sends SIGTERM to the server's whole process group, waits a grace
 // period, sends SIGKILL if the server is still running, reaps it and removes
 // the temporary directory (a directory supplied by the caller through the Dir
-// option is left in place). Servers are also started with Pdeathsig=SIGKILL
+// option is left in place). If the server died on its own, Stop kills the
+// helper processes it left behind in its group. Servers are also started with Pdeathsig=SIGKILL
 // so that they die with the process that started them, for example when a
 // test binary is killed; that covers the server's main process, while
 // helper processes such as nginx workers rely on Stop.

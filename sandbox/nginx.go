@@ -284,16 +284,7 @@ func childPIDs(pid int) []int {
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Field 4 (ppid) follows the parenthesised command name.
-		i := strings.LastIndexByte(string(data), ')')
-		if i < 0 {
-			continue
-		}
-		if f := strings.Fields(string(data[i+1:])); len(f) > 2 && f[1] == strconv.Itoa(pid) {
+		if f := procStat(c); len(f) > 1 && f[1] == strconv.Itoa(pid) {
 			pids = append(pids, c)
 		}
 	}

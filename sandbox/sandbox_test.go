@@ -23,9 +23,14 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 )
 
-// alive reports whether a process with this pid exists.
+// alive reports whether a process with this pid exists and is not a zombie
+// (an orphan killed by Stop may wait a moment for init to reap it).
 func alive(pid int) bool {
-	return syscall.Kill(pid, 0) == nil
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	f := procStat(pid)
+	return len(f) == 0 || f[0] != "Z"
 }
 
 // openDB opens dsn and closes it when the test ends.
@@ -309,6 +314,64 @@ func TestNginx(t *testing.T) {
 		}
 		if err := n.Reload(ctx); err == nil || !strings.Contains(err.Error(), "unknown directive") {
 			t.Fatalf("Reload of a broken config: err = %v, want nginx -t output", err)
+		}
+	})
+
+	t.Run("full config", func(t *testing.T) {
+		t.Parallel()
+		conf := `user root;
+error_log {{DIR}}/full-error.log;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path {{DIR}}/tmp/client_body;
+    proxy_temp_path {{DIR}}/tmp/proxy;
+    fastcgi_temp_path {{DIR}}/tmp/fastcgi;
+    uwsgi_temp_path {{DIR}}/tmp/uwsgi;
+    scgi_temp_path {{DIR}}/tmp/scgi;
+    server {
+        listen 127.0.0.1:{{PORT}};
+        location / { return 204; }
+    }
+}
+`
+		n := NewNginx(t, NginxOptions{FullConfig: conf})
+		if code, _ := get(t, n.URL()); code != http.StatusNoContent {
+			t.Fatalf("GET = %d, want 204", code)
+		}
+		// No pid directive in the config: the sandbox put it in Dir().
+		pid, err := os.ReadFile(filepath.Join(n.Dir(), "nginx.pid"))
+		if err != nil || strings.TrimSpace(string(pid)) != strconv.Itoa(n.PID()) {
+			t.Errorf("nginx.pid = %q (%v), want %d", pid, err, n.PID())
+		}
+	})
+
+	t.Run("stop after master crash kills workers", func(t *testing.T) {
+		t.Parallel()
+		n, err := StartNginx(context.Background(), NginxOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer n.Stop()
+		workers := childPIDs(n.PID())
+		if len(workers) == 0 {
+			t.Fatal("no worker processes")
+		}
+		if err := syscall.Kill(n.PID(), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-n.inst.proc.done
+		if err := n.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range workers {
+			deadline := time.Now().Add(5 * time.Second)
+			for alive(w) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond) // SIGKILL is asynchronous
+			}
+			if alive(w) {
+				t.Errorf("worker %d survived Stop", w)
+			}
 		}
 	})
 
