@@ -64,11 +64,11 @@ type MariaDB struct {
 }
 
 const (
-	mariadbPackage       = "mariadb-server"
-	mariadbStartTimeout  = 60 * time.Second
-	mariadbGrace         = 30 * time.Second
-	mariadbTemplateRedo  = "8M" // innodb_log_file_size of the template
-	mariadbTemplatePrefx = "stacktune-mariadb-template-"
+	mariadbPackage        = "mariadb-server"
+	mariadbStartTimeout   = 60 * time.Second
+	mariadbGrace          = 30 * time.Second
+	mariadbTemplateRedo   = "8M" // innodb_log_file_size of the template
+	mariadbTemplatePrefix = "stacktune-mariadb-template-"
 )
 
 // mariadbDefaults are the server options used unless Options overrides them.
@@ -268,7 +268,9 @@ func (m *MariaDB) TCPDSN(db string) string {
 	return fmt.Sprintf("root@tcp(127.0.0.1:%d)/%s", m.port, db)
 }
 
-// Version returns the server's SELECT VERSION(), e.g. "10.11.6-MariaDB-0+deb12u1".
+// Version returns the server's SELECT VERSION(), e.g.
+// "10.11.19-MariaDB-0+deb12u1" (MariaDB appends "-log" while the slow or
+// general log is on).
 func (m *MariaDB) Version() string { return m.version }
 
 // DB returns a connection pool for root over the unix socket, with no
@@ -311,7 +313,7 @@ func mariadbTemplate(ctx context.Context, bin, installBin string, initArgs []str
 
 	templateMu.Lock()
 	defer templateMu.Unlock()
-	final := filepath.Join(os.TempDir(), mariadbTemplatePrefx+key)
+	final := filepath.Join(os.TempDir(), mariadbTemplatePrefix+key)
 	data := filepath.Join(final, "data")
 	marker := filepath.Join(final, "complete")
 	if _, err := os.Stat(marker); err != nil {
@@ -335,7 +337,7 @@ func buildTemplate(ctx context.Context, installBin string, initArgs []string, fi
 			return fmt.Errorf("sandbox: remove broken MariaDB template %s: %w", final, err)
 		}
 	}
-	tmp, err := os.MkdirTemp(os.TempDir(), mariadbTemplatePrefx+"build-")
+	tmp, err := os.MkdirTemp(os.TempDir(), mariadbTemplatePrefix+"build-")
 	if err != nil {
 		return fmt.Errorf("sandbox: create MariaDB template dir: %w", err)
 	}
