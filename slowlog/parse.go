@@ -107,6 +107,8 @@ type Parser struct {
 	lastTime     time.Time
 	lastTimeText []byte
 	orphan       bool // inside a run of query lines without header (counted once)
+	onlyTime     bool // the previous line began the event with `# Time:`
+	timeOK       bool // the header line being read starts with `# Time:`
 }
 
 // Parse parses a whole input that is already in memory: a convenience over
@@ -159,6 +161,10 @@ func (p *Parser) reset(base int64) {
 }
 
 func (p *Parser) line(data []byte, start, end int, line []byte, base int64, visit func(*Event)) {
+	// Only the line right after an event's `# Time:` line may be its
+	// `# User@Host:` line.
+	afterTime := p.onlyTime
+	p.onlyTime = false
 	if len(line) > MaxLineBytes {
 		if p.st == stNone {
 			p.Stats.skip(ReasonLineTooLong, 1)
@@ -194,13 +200,15 @@ func (p *Parser) line(data []byte, start, end int, line []byte, base int64, visi
 			}
 			p.flush(data, visit)
 		}
-		if p.st == stHeader && p.hasQT && isEventStart(line) {
-			// The previous header never got its query: a truncated event.
+		if p.st == stHeader && isEventStart(line) && !(afterTime && bytes.HasPrefix(line, userHostPrefix)) {
+			// A new event begins (the rule Split cuts by): the previous
+			// header never got its query, so it is a truncated event.
 			p.flush(data, visit)
 		}
 		if p.st == stNone {
 			p.begin(start, base)
 		}
+		p.onlyTime = p.st == stNone && bytes.HasPrefix(line, timePrefix)
 		p.st = stHeader
 		p.header(line)
 		return
@@ -289,11 +297,11 @@ func (p *Parser) flush(data []byte, visit func(*Event)) {
 		ev.DB = p.useDB
 	}
 	switch {
-	case p.bad != "":
-		p.Stats.skip(p.bad, 1)
-		return
 	case len(ev.Query) == 0:
 		p.Stats.skip(ReasonTruncated, 1)
+		return
+	case p.bad != "":
+		p.Stats.skip(p.bad, 1)
 		return
 	case !p.hasQT:
 		p.Stats.skip(ReasonNoQueryTime, 1)
@@ -316,6 +324,10 @@ func (p *Parser) flush(data []byte, visit func(*Event)) {
 
 // header parses one `# Name: value  Name: value` line into the event.
 func (p *Parser) header(line []byte) {
+	// Servers write Time only at the start of a line; elsewhere it is not
+	// the event time (and Split, which carries times across chunks, would
+	// not see it).
+	p.timeOK = bytes.HasPrefix(line, timePrefix)
 	f := fieldScanner{line: line}
 	for {
 		name, value, ok := f.next()
@@ -359,6 +371,9 @@ func (p *Parser) field(name, value []byte) {
 	case "Tmp_disk_tables":
 		p.int(value, &ev.TmpDiskTables)
 	case "Time":
+		if !p.timeOK {
+			return
+		}
 		p.timeLine = value
 		p.noteTime(value)
 	case "User@Host":
@@ -547,6 +562,9 @@ func headerValue(line []byte, name string) ([]byte, bool) {
 // startsEvent reports whether a # line seen after query text begins the next
 // event: any header line with a field name we know.
 func startsEvent(line []byte) bool {
+	if isEventStart(line) {
+		return true
+	}
 	f := fieldScanner{line: line}
 	name, _, ok := f.next()
 	if !ok {
@@ -559,9 +577,15 @@ func startsEvent(line []byte) bool {
 	return false
 }
 
-// isEventStart matches the lines that only ever open an event.
+var (
+	timePrefix     = []byte("# Time:")
+	userHostPrefix = []byte("# User@Host:")
+)
+
+// isEventStart matches the lines that open an event: a `# Time:` line, or a
+// `# User@Host:` line unless it follows the event's `# Time:` line.
 func isEventStart(line []byte) bool {
-	return bytes.HasPrefix(line, []byte("# Time:")) || bytes.HasPrefix(line, []byte("# User@Host:"))
+	return bytes.HasPrefix(line, timePrefix) || bytes.HasPrefix(line, userHostPrefix)
 }
 
 func isAdminLine(line []byte) bool {

@@ -148,8 +148,11 @@ func lastBoundary(b []byte) int {
 	// A Time line right before the User@Host line belongs to the same event.
 	if u >= 0 {
 		lo := bytes.LastIndexByte(b[:u], '\n')
-		if lo >= 0 && bytes.HasPrefix(b[lo:], timeLine) {
+		switch {
+		case lo >= 0 && bytes.HasPrefix(b[lo:], timeLine):
 			return lo + 1
+		case lo < 0 && bytes.HasPrefix(b, timeLine[1:]):
+			return 0 // the buffer's first event; no boundary after it
 		}
 		return u + 1
 	}
@@ -173,28 +176,52 @@ func firstBoundary(b []byte) int {
 	}
 }
 
-// lastTimeLine returns the last `# Time:` line of b, or nil. It searches
-// forward (bytes.Index is vectorised; LastIndex is not) and stops early when
-// the chunk has no Time line at all.
+// lastTimeLine returns the last valid `# Time:` line of b, or nil, the same
+// line a Parser reading b would be left with. It searches forward (bytes.Index
+// is vectorised; LastIndex is not) and parses only the last candidate, unless
+// that one is invalid.
 func lastTimeLine(b []byte) []byte {
-	last := -1
+	var last []byte
+	eachTimeLine(b, func(line []byte) { last = line })
+	if last == nil || validTimeLine(last) {
+		return last
+	}
+	last = nil
+	eachTimeLine(b, func(line []byte) {
+		if validTimeLine(line) {
+			last = line
+		}
+	})
+	return last
+}
+
+func validTimeLine(line []byte) bool {
+	v, ok := headerValue(line, "Time:")
+	if !ok {
+		return false
+	}
+	_, ok = parseLogTime(v)
+	return ok
+}
+
+func eachTimeLine(b []byte, fn func(line []byte)) {
+	emit := func(start int) {
+		end := bytes.IndexByte(b[start:], '\n')
+		if end < 0 {
+			fn(b[start:])
+			return
+		}
+		fn(b[start : start+end])
+	}
 	if bytes.HasPrefix(b, timeLine[1:]) {
-		last = 0
+		emit(0)
 	}
 	for off := 0; ; {
 		i := bytes.Index(b[off:], timeLine)
 		if i < 0 {
-			break
+			return
 		}
-		last = off + i + 1
-		off = last
+		off += i + 1
+		emit(off)
 	}
-	if last < 0 {
-		return nil
-	}
-	end := bytes.IndexByte(b[last:], '\n')
-	if end < 0 {
-		return b[last:]
-	}
-	return b[last : last+end]
 }
