@@ -18,27 +18,25 @@ const (
 	ReasonNoQueryTime   = "missing Query_time"
 	ReasonBadQueryTime  = "unparseable Query_time"
 	ReasonEventTooLarge = "event larger than the chunk limit"
-	ReasonBadValue      = "unparseable field value (field ignored)"
 )
 
 // Stats counts what a parser saw. Skipped maps a Reason to how many events
-// (or, for ReasonBadValue, fields) were skipped; UnknownFields counts header
-// fields the parser does not know by name (they are ignored, not errors).
+// were skipped. The other two maps count header fields that were ignored
+// while their events were kept: UnknownFields by names the parser does not
+// know, BadValues by name when the value did not parse (`Rows_sent: many`).
 type Stats struct {
 	Events        int64            `json:"events"`
 	Bytes         int64            `json:"bytes"`
 	Skipped       map[string]int64 `json:"skipped,omitempty"`
 	UnknownFields map[string]int64 `json:"unknown_fields,omitempty"`
+	BadValues     map[string]int64 `json:"bad_values,omitempty"`
 }
 
-// SkippedTotal is the number of events skipped for any reason (bad field
-// values are not events and are not included).
+// SkippedTotal is the number of events skipped for any reason.
 func (s *Stats) SkippedTotal() int64 {
 	var n int64
-	for r, c := range s.Skipped {
-		if r != ReasonBadValue {
-			n += c
-		}
+	for _, c := range s.Skipped {
+		n += c
 	}
 	return n
 }
@@ -50,12 +48,18 @@ func (s *Stats) Merge(o *Stats) {
 	for k, v := range o.Skipped {
 		s.skip(k, v)
 	}
-	for k, v := range o.UnknownFields {
-		if s.UnknownFields == nil {
-			s.UnknownFields = map[string]int64{}
+	s.UnknownFields = addCounts(s.UnknownFields, o.UnknownFields)
+	s.BadValues = addCounts(s.BadValues, o.BadValues)
+}
+
+func addCounts(dst, src map[string]int64) map[string]int64 {
+	for k, v := range src {
+		if dst == nil {
+			dst = map[string]int64{}
 		}
-		s.UnknownFields[k] += v
+		dst[k] += v
 	}
+	return dst
 }
 
 func (s *Stats) skip(reason string, n int64) {
@@ -69,15 +73,16 @@ func (s *Stats) skip(reason string, n int64) {
 // a junk file cannot grow the map without limit.
 const maxUnknownFieldNames = 64
 
-func (s *Stats) unknown(name []byte) {
-	if s.UnknownFields == nil {
-		s.UnknownFields = map[string]int64{}
+// countName counts name in *m, bounding the distinct names.
+func countName(m *map[string]int64, name []byte) {
+	if *m == nil {
+		*m = map[string]int64{}
 	}
-	if _, ok := s.UnknownFields[string(name)]; !ok && len(s.UnknownFields) >= maxUnknownFieldNames {
-		s.UnknownFields["(other)"]++
+	if _, ok := (*m)[string(name)]; !ok && len(*m) >= maxUnknownFieldNames {
+		(*m)["(other)"]++
 		return
 	}
-	s.UnknownFields[string(name)]++
+	(*m)[string(name)]++
 }
 
 type state uint8
@@ -349,27 +354,27 @@ func (p *Parser) field(name, value []byte) {
 		}
 		ev.QueryTime, p.hasQT = v, true
 	case "Lock_time":
-		if p.float(value, &ev.LockTime) {
+		if p.float(name, value, &ev.LockTime) {
 			ev.Has |= HasLockTime
 		}
 	case "Rows_sent":
-		if p.int(value, &ev.RowsSent) {
+		if p.int(name, value, &ev.RowsSent) {
 			ev.Has |= HasRowsSent
 		}
 	case "Rows_examined":
-		if p.int(value, &ev.RowsExamined) {
+		if p.int(name, value, &ev.RowsExamined) {
 			ev.Has |= HasRowsExamined
 		}
 	case "Rows_affected":
-		if p.int(value, &ev.RowsAffected) {
+		if p.int(name, value, &ev.RowsAffected) {
 			ev.Has |= HasRowsAffected
 		}
 	case "Tmp_tables":
-		if p.int(value, &ev.TmpTables) {
+		if p.int(name, value, &ev.TmpTables) {
 			ev.Has |= HasTmpTables
 		}
 	case "Tmp_disk_tables":
-		p.int(value, &ev.TmpDiskTables)
+		p.int(name, value, &ev.TmpDiskTables)
 	case "Time":
 		if !p.timeOK {
 			return
@@ -381,47 +386,47 @@ func (p *Parser) field(name, value []byte) {
 	case "Schema":
 		ev.DB = value
 	case "Full_scan":
-		p.flag(value, FullScan)
+		p.flag(name, value, FullScan)
 	case "Full_join":
-		p.flag(value, FullJoin)
+		p.flag(name, value, FullJoin)
 	case "Tmp_table":
-		p.flag(value, TmpTable)
+		p.flag(name, value, TmpTable)
 	case "Tmp_table_on_disk":
-		p.flag(value, TmpTableOnDisk)
+		p.flag(name, value, TmpTableOnDisk)
 	case "Filesort":
-		p.flag(value, Filesort)
+		p.flag(name, value, Filesort)
 	case "Filesort_on_disk":
-		p.flag(value, FilesortOnDisk)
+		p.flag(name, value, FilesortOnDisk)
 	case "QC_Hit", "QC_hit":
-		p.flag(value, QCHit)
+		p.flag(name, value, QCHit)
 	default:
 		if !knownFields[string(name)] {
-			p.Stats.unknown(name)
+			countName(&p.Stats.UnknownFields, name)
 		}
 	}
 }
 
-func (p *Parser) float(value []byte, dst *float64) bool {
+func (p *Parser) float(name, value []byte, dst *float64) bool {
 	v, ok := parseFloat(value)
 	if !ok {
-		p.Stats.skip(ReasonBadValue, 1)
+		countName(&p.Stats.BadValues, name)
 		return false
 	}
 	*dst = v
 	return true
 }
 
-func (p *Parser) int(value []byte, dst *int64) bool {
+func (p *Parser) int(name, value []byte, dst *int64) bool {
 	v, ok := parseInt(value)
 	if !ok {
-		p.Stats.skip(ReasonBadValue, 1)
+		countName(&p.Stats.BadValues, name)
 		return false
 	}
 	*dst = v
 	return true
 }
 
-func (p *Parser) flag(value []byte, f Flag) {
+func (p *Parser) flag(name, value []byte, f Flag) {
 	switch string(value) {
 	case "Yes", "yes", "YES":
 		p.ev.Flags |= f
@@ -429,7 +434,7 @@ func (p *Parser) flag(value []byte, f Flag) {
 	case "No", "no", "NO":
 		p.ev.Known |= f
 	default:
-		p.Stats.skip(ReasonBadValue, 1)
+		countName(&p.Stats.BadValues, name)
 	}
 }
 
@@ -441,7 +446,7 @@ func (p *Parser) noteTime(v []byte) {
 	}
 	t, ok := parseLogTime(v)
 	if !ok {
-		p.Stats.skip(ReasonBadValue, 1)
+		countName(&p.Stats.BadValues, []byte("Time"))
 		return
 	}
 	p.lastTime = t
