@@ -2,16 +2,26 @@ package fingerprint
 
 import (
 	"bytes"
+	"sync"
 	"unsafe"
 )
+
+// bufPool holds scratch buffers for Fingerprint, so that its only
+// allocation is the returned string.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // Fingerprint returns the fingerprint of query: the class that
 // pt-query-digest (3.2.1, default options) puts the query in. The rules are
 // listed in the package documentation.
 func Fingerprint(query string) string {
-	var buf [512]byte
-	q := unsafe.Slice(unsafe.StringData(query), len(query))
-	return string(Append(buf[:0], q))
+	bp := bufPool.Get().(*[]byte)
+	b := Append((*bp)[:0], unsafe.Slice(unsafe.StringData(query), len(query)))
+	fp := string(b)
+	if cap(b) <= 64<<10 {
+		*bp = b
+		bufPool.Put(bp)
+	}
+	return fp
 }
 
 // Append appends the fingerprint of query to dst and returns the extended
@@ -51,9 +61,15 @@ func Append(dst, query []byte) []byte {
 		return s.out
 	}
 	s.run()
-	s.out = unionPass(s.out, s.base)
-	s.out = limitPass(s.out, s.base)
-	s.out = orderByPass(s.out, s.base)
+	if s.passes&passUnion != 0 {
+		s.out = unionPass(s.out, s.base)
+	}
+	if s.passes&passLimit != 0 {
+		s.out = limitPass(s.out, s.base)
+	}
+	if s.passes&passOrderBy != 0 {
+		s.out = orderByPass(s.out, s.base)
+	}
 	return s.out
 }
 
@@ -281,7 +297,16 @@ type scanner struct {
 	started     bool // a non-space character has been emitted
 	wsRun       int  // length of the trailing run of squeezable whitespace
 	lastNL      bool // the last character seen was '\n'
+	passes      uint8
 }
+
+// Flags for the passes that run on the finished fingerprint: set when a
+// five-letter word starting like their keyword was emitted.
+const (
+	passUnion = 1 << iota
+	passLimit
+	passOrderBy
+)
 
 // s1next skips /*...*/ comments (not /*!...*/) starting at i (rule 6).
 func (s *scanner) s1next(i int) int {
@@ -379,10 +404,22 @@ func (s *scanner) s3next(i int) int {
 
 // adv returns the position of the next lexable character at or after i.
 func (s *scanner) adv(i int) int {
-	if i < s.n && special[s.s[i]] {
+	if i < s.n && special[s.s[i]] && s.maySkip(i) {
 		return s.s3next(i)
 	}
 	return i
+}
+
+// maySkip is a cheap pre-check for s3next: whether a comment or an escaped
+// quote might start at i, whose byte is special.
+func (s *scanner) maySkip(i int) bool {
+	switch s.s[i] {
+	case '-':
+		return i+1 < s.n && (s.s[i+1] == '-' || s.s[i+1] == '/')
+	case '/':
+		return i+1 < s.n && s.s[i+1] == '*'
+	}
+	return true
 }
 
 // useStatement applies rule 8: "USE db" becomes "use ?".
@@ -428,8 +465,23 @@ func (s *scanner) run() {
 					continue
 				}
 			}
-			s.emitWord(c)
+			// The whole run of letters: no comment can start inside it.
+			if s.wordStart < 0 {
+				s.wordStart = len(s.out)
+			}
+			j := i
+			for {
+				s.out = append(s.out, lower[s.s[j]])
+				j++
+				if j >= s.n || class[s.s[j]] != cLetter {
+					break
+				}
+			}
+			s.prev7 = s.s[j-1]
+			s.started, s.wsRun, s.lastNL = true, 0, false
 			s.prevW = true
+			i = s.adv(j)
+			continue
 		case cDigit, cSign:
 			i = s.number(i)
 			continue
@@ -509,7 +561,7 @@ func (s *scanner) findDouble(j int) int {
 			j++
 			continue
 		}
-		if special[c] {
+		if special[c] && s.maySkip(j) {
 			if k := s.s3next(j); k != j {
 				j = k
 				continue
@@ -546,7 +598,7 @@ func (s *scanner) closeString(i int) int {
 			j++
 			continue
 		}
-		if special[c] {
+		if special[c] && s.maySkip(j) {
 			if k := s.s3next(j); k != j {
 				j = k
 				continue
@@ -568,15 +620,6 @@ func (s *scanner) closeString(i int) int {
 	}
 	s.noSingleFrom = i
 	return -1
-}
-
-func (s *scanner) emitWord(c byte) {
-	s.prev7 = c
-	s.started, s.wsRun, s.lastNL = true, 0, false
-	if s.wordStart < 0 {
-		s.wordStart = len(s.out)
-	}
-	s.out = append(s.out, lower[c])
 }
 
 func (s *scanner) emitOther(c byte) {
@@ -630,8 +673,21 @@ func (s *scanner) emitSpace(c byte) {
 func (s *scanner) endWord() {
 	if w := s.wordStart; w >= 0 {
 		s.wordStart = -1
-		if len(s.out)-w == 4 && string(s.out[w:]) == "null" {
-			s.out = append(s.out[:w], '?')
+		switch len(s.out) - w {
+		case 4:
+			if string(s.out[w:]) == "null" {
+				s.out = append(s.out[:w], '?')
+			}
+		case 5:
+			// Note the keywords of the passes that run afterwards.
+			switch s.out[w] {
+			case 'u':
+				s.passes |= passUnion
+			case 'l':
+				s.passes |= passLimit
+			case 'o':
+				s.passes |= passOrderBy
+			}
 		}
 	}
 }
