@@ -1,0 +1,7 @@
+// Package dbconn opens read-only-minded connections to MySQL and MariaDB from
+// go-sql-driver DSNs (`user:pass@unix(/run/mysqld/mysqld.sock)/db`,
+// `user:pass@tcp(host:3306)/db`), with connect and read timeouts, and turns
+// driver errors into messages a user can act on (unreachable server, wrong
+// password, missing privilege). Mask hides the password of a DSN: stacktune
+// never prints or stores one.
+package dbconn
