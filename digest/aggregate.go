@@ -64,9 +64,9 @@ type class struct {
 	has                                  slowlog.Field
 
 	// Events whose plan flags were logged, and how many said Yes.
-	planKnown                            int64
+	planKnown                             int64
 	tmpTable, tmpDisk, fullScan, fullJoin int64
-	filesort, filesortDisk               int64
+	filesort, filesortDisk                int64
 
 	dbs, users map[string]int64
 

@@ -55,12 +55,12 @@ type key struct{ schema, digest string }
 // row is one digest's counters; times are picoseconds as the server keeps
 // them.
 type row struct {
-	text, sample                              string
-	count, sumWait, minWait, maxWait, lock    uint64
-	rowsSent, rowsExamined, rowsAffected      uint64
-	tmp, tmpDisk, scan, fullJoin, sortScan    uint64
-	sortRange, noIndex, q95                   uint64
-	first, last                               time.Time
+	text, sample                           string
+	count, sumWait, minWait, maxWait, lock uint64
+	rowsSent, rowsExamined, rowsAffected   uint64
+	tmp, tmpDisk, scan, fullJoin, sortScan uint64
+	sortRange, noIndex, q95                uint64
+	first, last                            time.Time
 }
 
 type bucket struct {

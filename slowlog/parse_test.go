@@ -238,10 +238,10 @@ func TestParseCases(t *testing.T) {
 			skipped: map[string]int64{ReasonBadQueryTime: 1},
 		},
 		{
-			name:    "unparseable Rows_sent keeps the event",
-			log:     "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: many  Rows_examined: 0\nSELECT 1;\n",
-			events:  1,
-			bad:     map[string]int64{"Rows_sent": 1},
+			name:   "unparseable Rows_sent keeps the event",
+			log:    "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: many  Rows_examined: 0\nSELECT 1;\n",
+			events: 1,
+			bad:    map[string]int64{"Rows_sent": 1},
 		},
 		{
 			name:    "unknown fields are counted, event kept",
