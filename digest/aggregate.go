@@ -53,11 +53,14 @@ type class struct {
 	fingerprint string
 	count       int64
 
-	qt             Histogram
-	qtSum, qtSumSq float64
-	qtMin, qtMax   float64
-	lockSum        float64
-	lockMax        float64
+	qt Histogram
+	// Sums are in integer microseconds (the logs' resolution) so that they
+	// do not depend on the order events are added in: parallel runs give
+	// identical reports.
+	qtSumUs, lockSumUs int64
+	qtSumSq            float64
+	qtMin, qtMax       float64
+	lockMax            float64
 
 	rowsSent, rowsExamined, rowsAffected int64
 	rowsExaminedMax                      int64
@@ -113,11 +116,11 @@ func (a *Aggregator) Add(ev *slowlog.Event, input int) {
 	c.count++
 	qt := ev.QueryTime
 	c.qt.Add(qt)
-	c.qtSum += qt
+	c.qtSumUs += micros(qt)
 	c.qtSumSq += qt * qt
 	c.qtMin = math.Min(c.qtMin, qt)
 	c.qtMax = math.Max(c.qtMax, qt)
-	c.lockSum += ev.LockTime
+	c.lockSumUs += micros(ev.LockTime)
 	c.lockMax = math.Max(c.lockMax, ev.LockTime)
 	c.rowsSent += ev.RowsSent
 	c.rowsExamined += ev.RowsExamined
@@ -152,12 +155,16 @@ func (a *Aggregator) Add(ev *slowlog.Event, input int) {
 			c.last = ev.Time
 		}
 	}
-	if c.sample == "" || qt > c.sampleQT || (qt == c.sampleQT && before(input, ev.Offset, c.sampleInput, c.sampleOff)) {
+	// The slowest call is the sample; of equally slow ones the last, as
+	// pt-query-digest chooses (">=").
+	if c.sample == "" || qt > c.sampleQT || (qt == c.sampleQT && before(c.sampleInput, c.sampleOff, input, ev.Offset)) {
 		c.sample = sampleText(ev.Query)
 		c.sampleQT, c.sampleInput, c.sampleOff = qt, input, ev.Offset
 		c.sampleDB = string(ev.DB)
 	}
 }
+
+func micros(sec float64) int64 { return int64(math.Round(sec * 1e6)) }
 
 func flag(ev *slowlog.Event, f slowlog.Flag) int64 {
 	if ev.Flags&f != 0 {
@@ -170,9 +177,12 @@ func before(in1 int, off1 int64, in2 int, off2 int64) bool {
 	return in1 < in2 || (in1 == in2 && off1 < off2)
 }
 
+// sampleCutMark ends a sample that was cut at MaxSampleBytes.
+const sampleCutMark = " /* ... cut by stacktune */"
+
 func sampleText(q []byte) string {
 	if len(q) > MaxSampleBytes {
-		return string(q[:MaxSampleBytes]) + " /* ... cut by stacktune */"
+		return string(q[:MaxSampleBytes]) + sampleCutMark
 	}
 	return string(q)
 }
@@ -227,11 +237,11 @@ func (a *Aggregator) Merge(o *Aggregator) {
 func (c *class) merge(o *class) {
 	c.count += o.count
 	c.qt.Merge(&o.qt)
-	c.qtSum += o.qtSum
+	c.qtSumUs += o.qtSumUs
 	c.qtSumSq += o.qtSumSq
 	c.qtMin = math.Min(c.qtMin, o.qtMin)
 	c.qtMax = math.Max(c.qtMax, o.qtMax)
-	c.lockSum += o.lockSum
+	c.lockSumUs += o.lockSumUs
 	c.lockMax = math.Max(c.lockMax, o.lockMax)
 	c.rowsSent += o.rowsSent
 	c.rowsExamined += o.rowsExamined
@@ -257,7 +267,7 @@ func (c *class) merge(o *class) {
 	if o.last.After(c.last) {
 		c.last = o.last
 	}
-	if o.sampleQT > c.sampleQT || (o.sampleQT == c.sampleQT && before(o.sampleInput, o.sampleOff, c.sampleInput, c.sampleOff)) {
+	if o.sampleQT > c.sampleQT || (o.sampleQT == c.sampleQT && before(c.sampleInput, c.sampleOff, o.sampleInput, o.sampleOff)) {
 		c.sample, c.sampleQT, c.sampleInput, c.sampleOff, c.sampleDB = o.sample, o.sampleQT, o.sampleInput, o.sampleOff, o.sampleDB
 	}
 }

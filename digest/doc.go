@@ -9,8 +9,8 @@
 // Nothing per event is kept. Each class holds counters, a log-bucketed
 // histogram of query times (buckets 1/32 of a power of two wide, so a
 // percentile is within about 3% of the true value; only the span of buckets a
-// class uses is allocated), one sample query (the slowest, as pt-query-digest
-// chooses it) and bounded maps of databases and users (MaxDistinct names, then
+// class uses is allocated), one sample query (the slowest, the last of equals, as
+// pt-query-digest chooses it) and bounded maps of databases and users (MaxDistinct names, then
 // "(other)"). Memory grows with the number of classes, never with the number of
 // events.
 //
@@ -20,7 +20,7 @@
 // event boundaries (slowlog.Split), and parses and aggregates chunks on
 // Options.Workers goroutines, each with its own Parser and Aggregator; the
 // aggregators are merged at the end. Merging is exact for counts and sums and
-// for histograms; the sample is the slowest event, ties broken by input order,
+// for histograms; the sample is the slowest event, the last in input order among equals,
 // so results do not depend on scheduling. An Aggregator is not safe for
 // concurrent use.
 //

@@ -164,11 +164,15 @@ func (a *Aggregator) Report(opt ReportOptions) (*Report, error) {
 // ranks and limits the classes. Sources that build Classes themselves (pfs)
 // call it too.
 func (r *Report) Finish(opt ReportOptions) {
+	// Sort first, then sum in that order: float sums then do not depend on
+	// map iteration order.
+	sortClasses(r.Classes, opt.Sort)
 	o := &r.Overall
 	o.Classes = len(r.Classes)
 	o.Events, o.TimeTotal, o.LockTotal, o.RowsSent, o.RowsExamined = 0, 0, 0, 0, 0
 	for i := range r.Classes {
 		c := &r.Classes[i]
+		c.Rank = i + 1
 		o.Events += c.Count
 		o.TimeTotal += c.TimeTotal
 		o.LockTotal += c.LockTotal
@@ -194,10 +198,6 @@ func (r *Report) Finish(opt ReportOptions) {
 	if o.IntervalSeconds > 0 {
 		o.QPS = float64(o.Events) / o.IntervalSeconds
 		o.Concurrency = o.TimeTotal / o.IntervalSeconds
-	}
-	sortClasses(r.Classes, opt.Sort)
-	for i := range r.Classes {
-		r.Classes[i].Rank = i + 1
 	}
 	if opt.Limit > 0 && len(r.Classes) > opt.Limit {
 		r.Classes = r.Classes[:opt.Limit]
@@ -247,11 +247,11 @@ func (c *class) report() Class {
 		Sample:            c.sample,
 		SampleDB:          c.sampleDB,
 		Count:             c.count,
-		TimeTotal:         c.qtSum,
-		TimeAvg:           c.qtSum / n,
+		TimeTotal:         float64(c.qtSumUs) / 1e6,
+		TimeAvg:           float64(c.qtSumUs) / 1e6 / n,
 		TimeMin:           c.qtMin,
 		TimeMax:           c.qtMax,
-		LockTotal:         c.lockSum,
+		LockTotal:         float64(c.lockSumUs) / 1e6,
 		LockMax:           c.lockMax,
 		RowsSentTotal:     c.rowsSent,
 		RowsExaminedTotal: c.rowsExamined,
@@ -265,7 +265,9 @@ func (c *class) report() Class {
 	out.TimeMedian, out.TimeP95 = &med, &p95
 	if mean := out.TimeAvg; mean > 0 && c.count > 1 {
 		variance := math.Max(0, c.qtSumSq/n-mean*mean)
-		out.VM = variance / mean
+		// Rounded: the float sum of squares depends on the order of
+		// addition in its last bits.
+		out.VM = math.Round(variance/mean*1e6) / 1e6
 	}
 	if c.rowsSent > 0 {
 		out.RowsExaminedPerSent = float64(c.rowsExamined) / float64(c.rowsSent)
