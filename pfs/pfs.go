@@ -184,7 +184,7 @@ func (s *Snapshot) readSummary(ctx context.Context, db *sql.DB) error {
 	for rows.Next() {
 		var (
 			schema, dig, text, sample sql.NullString
-			first, last               sql.NullTime
+			first, last               dbTime
 			r                         row
 			q95                       sql.NullInt64
 		)
@@ -212,13 +212,42 @@ func (s *Snapshot) readSummary(ctx context.Context, db *sql.DB) error {
 			return fmt.Errorf("reading events_statements_summary_by_digest: %w", err)
 		}
 		r.text, r.sample = text.String, sample.String
-		r.first, r.last = first.Time, last.Time
+		r.first, r.last = first.t, last.t
 		if q95.Valid && q95.Int64 > 0 {
 			r.q95 = uint64(q95.Int64)
 		}
 		s.Rows[key{schema.String, dig.String}] = r
 	}
 	return rows.Err()
+}
+
+// dbTime scans a TIMESTAMP whether or not the connection has parseTime
+// (the caller's DSN decides); the server writes it in its own time zone.
+type dbTime struct{ t time.Time }
+
+func (d *dbTime) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		d.t = time.Time{}
+	case time.Time:
+		d.t = x
+	case []byte:
+		return d.parse(string(x))
+	case string:
+		return d.parse(x)
+	default:
+		return fmt.Errorf("unexpected %T for a timestamp", v)
+	}
+	return nil
+}
+
+func (d *dbTime) parse(s string) error {
+	t, err := time.ParseInLocation("2006-01-02 15:04:05.999999", s, time.Local)
+	if err != nil {
+		return fmt.Errorf("parsing timestamp %q: %w", s, err)
+	}
+	d.t = t
+	return nil
 }
 
 // counter maps a numeric column to its field.
@@ -367,8 +396,13 @@ func Diff(a, b *Snapshot, opt Options) (*digest.Report, error) {
 		rep.Skipped.Reasons["digest table full (NULL digest row); raise performance_schema_digests_size"] = overflow
 		rep.Skipped.Count += overflow
 	}
+	for k := range a.Rows {
+		if _, ok := b.Rows[k]; !ok {
+			reset++ // truncated summary, or a digest evicted from a full table
+		}
+	}
 	if reset > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d digests were reset during the interval; their counts start from the reset", reset))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d digests were reset during the interval (summary truncated or digests evicted); their counts start from the reset", reset))
 	}
 	rep.Notes = append(rep.Notes, "min and max are since the digest summary was last reset (the server keeps no per-interval extremes)")
 	if b.Hist == nil && !b.has["QUANTILE_95"] {
@@ -403,9 +437,12 @@ func deltaClass(k key, a, b row, ha, hb map[int]bucket, seen bool) digest.Class 
 		Known:         c.Count,
 		TmpTables:     int64(b.tmp - a.tmp),
 		TmpDiskTables: int64(b.tmpDisk - a.tmpDisk),
-		FullScans:     int64(b.scan - a.scan),
-		FullJoins:     int64(b.fullJoin - a.fullJoin),
-		Filesorts:     int64(b.sortScan - a.sortScan + b.sortRange - a.sortRange),
+		// SELECT_SCAN counts full scans of SELECTs only; NO_INDEX_USED
+		// counts any statement that scanned without an index (UPDATE and
+		// DELETE too).
+		FullScans: int64(max(b.scan-a.scan, b.noIndex-a.noIndex)),
+		FullJoins: int64(b.fullJoin - a.fullJoin),
+		Filesorts: int64(b.sortScan - a.sortScan + b.sortRange - a.sortRange),
 	}
 	if !b.first.IsZero() {
 		first, last := b.first, b.last
