@@ -25,9 +25,10 @@ func Fingerprint(query string) string {
 }
 
 // Append appends the fingerprint of query to dst and returns the extended
-// buffer. It does not allocate when dst has room for the result plus a few
-// bytes (len(query)+16 is always enough for a fingerprint no longer than
-// the query). query is only read; it must not overlap dst's spare capacity.
+// buffer. It does not allocate when dst has spare capacity for
+// len(query)+len(query)/2+16 bytes: a fingerprint is usually shorter than
+// its query, but "in()" becomes "in(?+)". query is only read; it must not
+// overlap dst's spare capacity.
 func Append(dst, query []byte) []byte {
 	if bytes.HasPrefix(query, mysqldumpPrefix) {
 		return append(dst, "mysqldump"...)

@@ -58,6 +58,7 @@ func unionPass(b []byte, base int) []byte {
 	}
 	p := base
 	prevWord := false // whether the original byte before p was a word byte
+	firstUnion := -1  // the first "union" at or after q+8, when >= q+8
 	for q := p; ; q++ {
 		k := bytes.Index(b[q:], kwSelect)
 		if k < 0 {
@@ -71,13 +72,25 @@ func unionPass(b []byte, base int) []byte {
 			continue
 		}
 		// Find the shortest $1 = b[q:e] (e >= q+7) followed by a repeat.
-		end, kwEnd, e := -1, 0, 0
-		for u := q + 8; u < len(b); u++ {
-			k := bytes.Index(b[u:], kwUnion)
-			if k < 0 {
-				break
+		if firstUnion < q+8 {
+			if q+8 > len(b) {
+				return b
 			}
-			u += k
+			k := bytes.Index(b[q+8:], kwUnion)
+			if k < 0 {
+				return b // no union left to repeat anything
+			}
+			firstUnion = q + 8 + k
+		}
+		end, kwEnd, e := -1, 0, 0
+		for u := firstUnion; u < len(b); u++ {
+			if u > firstUnion {
+				k := bytes.Index(b[u:], kwUnion)
+				if k < 0 {
+					break
+				}
+				u += k
+			}
 			if e = u - 1; !isSpace(b[e]) {
 				continue
 			}
@@ -104,6 +117,7 @@ func unionPass(b []byte, base int) []byte {
 		b = splice(b, e, end, r[:n])
 		p = e + n
 		q = p - 1
+		firstUnion = -1
 	}
 }
 
