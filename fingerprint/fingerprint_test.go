@@ -215,6 +215,12 @@ func FuzzFingerprint(f *testing.F) {
 		if got := Append(pre, []byte(q)); string(got) != "pre "+fp {
 			t.Fatalf("Append(%q, %q) = %q, Fingerprint = %q", pre, q, got, fp)
 		}
+		// The capacity documented for Append is enough, also for the
+		// intermediate states of the buffer.
+		room := make([]byte, 0, maxLen(len(q)))
+		if got := Append(room, []byte(q)); cap(got) != cap(room) {
+			t.Fatalf("Append reallocated a buffer of %d bytes for %q", cap(room), q)
+		}
 		if len(fp) > maxLen(len(q)) {
 			t.Fatalf("fingerprint of %d bytes for %d bytes of query: %q -> %q", len(fp), len(q), q, fp)
 		}
