@@ -2,6 +2,7 @@ package slowlog
 
 import (
 	"bytes"
+	"strings"
 	"time"
 )
 
@@ -244,7 +245,9 @@ func (p *Parser) line(data []byte, start, end int, line []byte, base int64, visi
 			return
 		}
 		if ts, ok := setTimestamp(line); ok {
-			p.setTS = ts
+			if ts > 0 {
+				p.setTS = ts
+			}
 			return
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -602,7 +605,7 @@ func isBanner(line []byte) bool {
 	switch {
 	case bytes.HasPrefix(line, []byte("Tcp port:")):
 		return true
-	case bytes.HasPrefix(line, []byte("Time ")) && bytes.Contains(line, []byte("Command")):
+	case bytes.HasPrefix(line, []byte("Time")) && bytes.Contains(line, []byte("Command")) && bytes.Contains(line, []byte("Argument")):
 		return true
 	case bytes.Contains(line, []byte(", Version: ")) && bytes.Contains(line, []byte("started with")):
 		return true
@@ -629,23 +632,40 @@ func useStatement(line []byte) ([]byte, bool) {
 	return db, true
 }
 
-// setTimestamp recognises `SET timestamp=N;`.
+// setTimestamp recognises the context line the server writes before a
+// statement, `SET timestamp=N;`, possibly with insert_id and last_insert_id
+// (`SET last_insert_id=5,insert_id=6,timestamp=1197996507;`), and returns
+// the timestamp (0 when the line has none).
 func setTimestamp(line []byte) (int64, bool) {
-	const prefix = "SET timestamp="
-	if len(line) < len(prefix)+1 || !bytes.EqualFold(line[:len(prefix)], []byte(prefix)) {
+	l := bytes.TrimSpace(line)
+	if len(l) < 5 || !bytes.EqualFold(l[:4], []byte("SET ")) {
 		return 0, false
 	}
-	v := line[len(prefix):]
-	if n := len(v); n > 0 && v[n-1] == ';' {
-		v = v[:n-1]
+	l = bytes.TrimSuffix(l[4:], []byte(";"))
+	var ts int64
+	for _, assign := range bytes.Split(l, []byte(",")) {
+		name, v, ok := bytes.Cut(bytes.TrimSpace(assign), []byte("="))
+		if !ok {
+			return 0, false
+		}
+		switch strings.ToLower(string(bytes.TrimSpace(name))) {
+		case "timestamp":
+			// MySQL 8 may add microseconds; the second is enough.
+			v, _, _ = bytes.Cut(bytes.TrimSpace(v), []byte("."))
+			n, ok := parseInt(v)
+			if !ok {
+				return 0, false
+			}
+			ts = n
+		case "insert_id", "last_insert_id":
+			if _, ok := parseInt(bytes.TrimSpace(v)); !ok {
+				return 0, false
+			}
+		default:
+			return 0, false
+		}
 	}
-	// MySQL 8 writes microseconds: SET timestamp=1513132878.123456 is not
-	// written, but be lenient and drop a fraction.
-	if i := bytes.IndexByte(v, '.'); i >= 0 {
-		v = v[:i]
-	}
-	ts, ok := parseInt(v)
-	return ts, ok && ts > 0
+	return ts, true
 }
 
 // trimQuery drops surrounding white space and one trailing semicolon.

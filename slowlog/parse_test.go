@@ -153,6 +153,26 @@ func TestParseCases(t *testing.T) {
 			},
 		},
 		{
+			name:   "replication context line before the statement",
+			log:    "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSET last_insert_id=5,insert_id=6,timestamp=1197996507;\nINSERT INTO t VALUES (1);\n",
+			events: 1,
+			check: func(t *testing.T, evs []Event) {
+				if string(evs[0].Query) != "INSERT INTO t VALUES (1)" || evs[0].Time.Unix() != 1197996507 {
+					t.Errorf("query %q time %v", evs[0].Query, evs[0].Time)
+				}
+			},
+		},
+		{
+			name:   "a SET of session variables is a query",
+			log:    "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSET NAMES utf8;\n",
+			events: 1,
+			check: func(t *testing.T, evs []Event) {
+				if string(evs[0].Query) != "SET NAMES utf8" {
+					t.Errorf("query %q", evs[0].Query)
+				}
+			},
+		},
+		{
 			name:   "lone use statement is the query",
 			log:    "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nuse `db1`;\n",
 			events: 1,
@@ -251,7 +271,7 @@ func TestParseCases(t *testing.T) {
 		},
 		{
 			name:   "server restart banner mid-log",
-			log:    "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 1;\n/usr/sbin/mariadbd, Version: 10.11.6-MariaDB-0+deb12u1-log (Debian 12). started with:\nTcp port: 3306  Unix socket: /run/mysqld/mysqld.sock\nTime                Id Command  Argument\n# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 2;\n",
+			log:    "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 1;\n/usr/sbin/mariadbd, Version: 10.11.19-MariaDB-0+deb12u1 (Debian 12). started with:\nTcp port: 3306  Unix socket: /run/mysqld/mysqld.sock\nTime\t\t    Id Command\tArgument\n# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 2;\n",
 			events: 2,
 		},
 		{

@@ -137,7 +137,8 @@ type Options struct {
 	Users       int           // users in the data set (DefaultScale.Users if 0)
 }
 
-// Result counts what a run did.
+// Result counts what a run did. Pages counts completed pages; one cut off
+// by the end of the run is in neither Pages nor Errors.
 type Result struct {
 	Pages, Queries, Errors int64
 	Elapsed                time.Duration
@@ -175,7 +176,7 @@ func Run(ctx context.Context, db *sql.DB, o Options) (Result, error) {
 	users := orDefault(o.Users, DefaultScale.Users)
 	ctx, cancel := context.WithTimeout(ctx, dur)
 	defer cancel()
-	var pages, queries, errs atomic.Int64
+	var started, pages, queries, errs atomic.Int64
 	var firstErr atomic.Value
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -196,10 +197,13 @@ func Run(ctx context.Context, db *sql.DB, o Options) (Result, error) {
 				firstErr.CompareAndSwap(nil, err.Error())
 				return
 			}
-			for ctx.Err() == nil && pages.Add(1) <= maxPages {
+			for ctx.Err() == nil && started.Add(1) <= maxPages {
 				n, err := page(ctx, conn, rng, users)
 				queries.Add(int64(n))
-				if err != nil && ctx.Err() == nil {
+				switch {
+				case err == nil:
+					pages.Add(1)
+				case ctx.Err() == nil:
 					errs.Add(1)
 					firstErr.CompareAndSwap(nil, err.Error())
 				}
@@ -207,7 +211,7 @@ func Run(ctx context.Context, db *sql.DB, o Options) (Result, error) {
 		}(uint64(w + 1))
 	}
 	wg.Wait()
-	r := Result{Pages: min(pages.Load(), maxPages), Queries: queries.Load(), Errors: errs.Load(), Elapsed: time.Since(start)}
+	r := Result{Pages: pages.Load(), Queries: queries.Load(), Errors: errs.Load(), Elapsed: time.Since(start)}
 	if s, ok := firstErr.Load().(string); ok {
 		r.FirstError = s
 	}
