@@ -32,13 +32,17 @@ type ptReport struct {
 	} `json:"global"`
 }
 
-func runPT(t *testing.T, paths ...string) ptReport {
+// runPT runs pt-query-digest ordered by orderBy. The order matters twice:
+// it picks each class's example (the worst call by that attribute), and the
+// default, Query_time:sum, leaves out classes whose events have no
+// Query_time, while bytes:sum lists every class.
+func runPT(t *testing.T, orderBy string, paths ...string) ptReport {
 	t.Helper()
 	pt, err := exec.LookPath("pt-query-digest")
 	if err != nil {
 		t.Fatal("pt-query-digest not found: install the Debian package percona-toolkit (scripts/setup.sh does)")
 	}
-	args := append([]string{"--limit", "100%", "--output", "json"}, paths...)
+	args := append([]string{"--no-version-check", "--type", "slowlog", "--limit", "100%", "--order-by", orderBy, "--output", "json"}, paths...)
 	var out, errb bytes.Buffer
 	cmd := exec.Command(pt, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -80,6 +84,16 @@ func ourReport(t *testing.T, paths ...string) *Report {
 // knownDifferences are the classes where stacktune and pt-query-digest 3.2.1
 // disagree on purpose, by fixture and pt's fingerprint, with the reason.
 var knownDifferences = map[string]string{
+	// slow016 starts in the middle of an event: header fields, then
+	// `# administrator command: Quit;` with no Query_time line. pt counts
+	// it as a Quit without a time; stacktune skips it as "missing
+	// Query_time" and says so.
+	"slow016.log/administrator command: Quit": "an event without Query_time is skipped and counted, not reported",
+	// slow017 starts with `INSERT INTO t VALUES (1);` and no header at all.
+	// pt reads the next event's header lines as that line's query;
+	// stacktune counts the line as "query text without a header" and
+	// reports the next event as it is.
+	"slow017.log/user@host: pt_agent[pt_agent] @ localhost [] id: ? set timestamp=?": "headerless text is skipped, not glued to the next header",
 	// slow021's query is preceded by `uSe test;`. pt strips only a
 	// lower-case `use`, so the USE becomes part of its fingerprint;
 	// stacktune reads USE case-insensitively, as the server does.
@@ -88,7 +102,8 @@ var knownDifferences = map[string]string{
 	// record splitting (on ";\n#") then swallows the next event's header
 	// lines as a query and loses the next two events; stacktune reports
 	// them: `use ?`, `select @@collation_database`, `select another_field ...`.
-	"slow023.log/user@host: backup[backup] @ localhost [] id: ? set timestamp=?": "pt mis-splits after a lone USE event",
+	"slow023.log/user@host: backup[backup] @ localhost [] id: ? set timestamp=?":       "pt mis-splits after a lone USE event",
+	"slow023.log/user@host: bookblogs[bookblogs] @ localhost [] id: ? set timestamp=?": "pt mis-splits after a lone USE event",
 	// slow012's Quit event logs Rows_sent: 2 and Rows_examined: 2; pt
 	// reports 0 for administrator commands, stacktune what the log says.
 	"slow012.log/administrator command: Quit": "pt zeroes the row counts of administrator commands",
@@ -157,7 +172,11 @@ func TestDigestAgreesWithPTQueryDigest(t *testing.T) {
 	for _, path := range logs {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
-			pt := runPT(t, path)
+			pt := runPT(t, "bytes:sum", path)
+			slowest := map[string]string{} // checksum -> example of the slowest call
+			for _, pc := range runPT(t, "Query_time:sum", path).Classes {
+				slowest[pc.Checksum] = pc.Example.Query
+			}
 			ours := ourReport(t, path)
 			byID := map[string]*Class{}
 			for i := range ours.Classes {
@@ -226,7 +245,7 @@ func TestDigestAgreesWithPTQueryDigest(t *testing.T) {
 					used[name+"/"+pc.Checksum] = true
 					t.Logf("known sample difference for %s: %s", pc.Checksum, reason)
 				} else {
-					check("sample", sameSample(c.Sample, pc.Example.Query), c.Sample, pc.Example.Query)
+					check("sample", sameSample(c.Sample, slowest[pc.Checksum]), c.Sample, slowest[pc.Checksum])
 				}
 				if !bad {
 					matched++
