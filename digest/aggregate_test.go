@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacktune/stacktune/slowlog"
+	"github.com/stacktune/stacktune/chunk"
 )
 
 func fixtureInputs(t *testing.T) ([]Input, []string) {
@@ -53,11 +53,11 @@ func TestParallelismDoesNotChangeTheReport(t *testing.T) {
 	want := reportJSON(t, Options{Workers: 1}, ReportOptions{})
 	for _, o := range []Options{
 		{Workers: 2},
-		{Workers: 4, Split: slowlog.SplitOptions{ChunkBytes: 512}},
-		{Workers: 8, Split: slowlog.SplitOptions{ChunkBytes: 200}},
+		{Workers: 4, Split: chunk.Options{Size: 512}},
+		{Workers: 8, Split: chunk.Options{Size: 200}},
 	} {
 		if got := reportJSON(t, o, ReportOptions{}); !bytes.Equal(got, want) {
-			t.Errorf("workers=%d chunk=%d: report differs from the single-worker one", o.Workers, o.Split.ChunkBytes)
+			t.Errorf("workers=%d chunk=%d: report differs from the single-worker one", o.Workers, o.Split.Size)
 		}
 	}
 }

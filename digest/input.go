@@ -8,9 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"sync"
 
+	"github.com/stacktune/stacktune/chunk"
 	"github.com/stacktune/stacktune/slowlog"
 )
 
@@ -57,14 +56,9 @@ func Open(path string, stdin io.Reader) (Input, io.Closer, error) {
 // Options configures FromSlowLogs. The zero value uses every core and keeps
 // all events.
 type Options struct {
-	Workers int // 0 means runtime.GOMAXPROCS(0)
+	Workers int // 0 means one per core
 	Filter  Filter
-	Split   slowlog.SplitOptions
-}
-
-type job struct {
-	input int
-	chunk slowlog.Chunk
+	Split   chunk.Options
 }
 
 // FromSlowLogs reads every input and aggregates its events, in parallel. The
@@ -72,63 +66,42 @@ type job struct {
 // classes. A read error (including a corrupt gzip stream) stops the run and
 // is returned with the input's name, together with what was read before it.
 func FromSlowLogs(ctx context.Context, inputs []Input, opt Options) (*Aggregator, *slowlog.Stats, error) {
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	jobs := make(chan job, workers*2)
+	workers := chunk.Workers(opt.Workers)
 	aggs := make([]*Aggregator, workers)
 	parsers := make([]*slowlog.Parser, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w := range aggs {
 		aggs[w] = NewAggregator(opt.Filter)
 		parsers[w] = &slowlog.Parser{}
-		wg.Add(1)
-		go func(agg *Aggregator, p *slowlog.Parser) {
-			defer wg.Done()
-			for j := range jobs {
-				in := j.input
-				p.ParseChunk(j.chunk.Data, j.chunk.Base, j.chunk.PrevTime, func(ev *slowlog.Event) { agg.Add(ev, in) })
-				j.chunk.Release()
-			}
-		}(aggs[w], parsers[w])
 	}
-
 	stats := &slowlog.Stats{}
-	var readErr error
-	for i, in := range inputs {
-		tooLarge, err := slowlog.Split(in.R, opt.Split, func(c slowlog.Chunk) error {
-			select {
-			case jobs <- job{input: i, chunk: c}:
-				return nil
-			case <-ctx.Done():
-				c.Release()
-				return ctx.Err()
+	err := chunk.Parallel(ctx, workers, func(send func(chunk.Job) error) error {
+		for i, in := range inputs {
+			tooLarge, err := slowlog.Split(in.R, opt.Split, func(c slowlog.Chunk) error {
+				return send(chunk.Job{Input: i, Chunk: c.Chunk, Extra: c.PrevTime})
+			})
+			if tooLarge > 0 {
+				stats.Merge(&slowlog.Stats{Skipped: map[string]int64{slowlog.ReasonEventTooLarge: tooLarge}})
 			}
-		})
-		if tooLarge > 0 {
-			stats.Merge(&slowlog.Stats{Skipped: map[string]int64{slowlog.ReasonEventTooLarge: tooLarge}})
-		}
-		if err != nil {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				readErr = err
-			} else {
-				readErr = fmt.Errorf("%s: %w", in.Name, err)
+			if err != nil {
+				if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+					return err
+				}
+				return fmt.Errorf("%s: %w", in.Name, err)
 			}
-			break
 		}
-	}
-	close(jobs)
-	wg.Wait()
-
+		return nil
+	}, func(w int, j chunk.Job) {
+		parsers[w].ParseChunk(j.Chunk.Data, j.Chunk.Base, j.Extra, func(ev *slowlog.Event) { aggs[w].Add(ev, j.Input) })
+		j.Chunk.Release()
+	})
 	total := aggs[0]
-	for w := 0; w < workers; w++ {
+	for w := range aggs {
 		stats.Merge(&parsers[w].Stats)
 		if w > 0 {
 			total.Merge(aggs[w])
 		}
 	}
-	return total, stats, readErr
+	return total, stats, err
 }
 
 // FillSkipped copies parser statistics into the report.

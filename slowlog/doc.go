@@ -34,8 +34,9 @@
 // # Parallelism
 //
 // Split cuts an input into chunks at event boundaries (a `# Time:` or `#
-// User@Host:` line), carrying the last `# Time:` line over to the next chunk
-// because old servers write it only when the second changes. ParseChunk parses
+// User@Host:` line) with package chunk, carrying the last `# Time:` line over
+// to the next chunk because old servers write it only when the second
+// changes. ParseChunk parses
 // one chunk; chunks are independent, so callers (package digest) parse them on
 // all cores. A Parser value is not safe for concurrent use: use one per
 // goroutine.

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stacktune/stacktune/chunk"
 )
 
 // FuzzParse feeds arbitrary bytes to the parser, whole and through Split
@@ -29,7 +31,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("bad query time %v", e.QueryTime)
 			}
 		})
-		split, ss := parseSplit(t, data, SplitOptions{ChunkBytes: 64})
+		split, ss := parseSplit(t, data, chunk.Options{Size: 64})
 		if whole != split {
 			t.Fatalf("split parse differs:\n%s", lineDiff(whole, split))
 		}

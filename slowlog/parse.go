@@ -18,7 +18,7 @@ const (
 	ReasonBinaryJunk    = "binary junk (NUL bytes)"
 	ReasonNoQueryTime   = "missing Query_time"
 	ReasonBadQueryTime  = "unparseable Query_time"
-	ReasonEventTooLarge = "event larger than the chunk limit"
+	ReasonEventTooLarge = "event larger than 64 MiB"
 )
 
 // Stats counts what a parser saw. Skipped maps a Reason to how many events

@@ -2,137 +2,36 @@ package slowlog
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"io"
-	"sync"
+
+	"github.com/stacktune/stacktune/chunk"
 )
 
-// DefaultChunkBytes is the chunk size Split aims for.
-const DefaultChunkBytes = 4 << 20
-
-// DefaultMaxEventBytes bounds one event; a larger one (a multi-megabyte
-// INSERT, or a file with no event boundaries at all) is skipped with
-// ReasonEventTooLarge, so memory stays bounded whatever the input.
-const DefaultMaxEventBytes = 64 << 20
-
-// Chunk is a piece of an input that starts and ends on event boundaries.
+// Chunk is a piece of a slow log that starts and ends on event boundaries.
 type Chunk struct {
-	// Data is the chunk's text. It belongs to the receiver until Release.
-	Data []byte
-	// Base is the offset of Data[0] in the input.
-	Base int64
-	// PrevTime is the last `# Time:` line before this chunk (nil if none);
-	// pass it to Parser.SetTimeLine.
+	chunk.Chunk
+	// PrevTime is the last valid `# Time:` line before this chunk (nil if
+	// none); pass it to Parser.ParseChunk.
 	PrevTime []byte
-	// Seq numbers the chunks of one input from 0.
-	Seq int
-
-	buf *[]byte
 }
 
-// Release returns the chunk's buffer for reuse. Data must not be used after.
-func (c *Chunk) Release() {
-	if c.buf != nil {
-		bufPool.Put(c.buf)
-		c.buf, c.Data = nil, nil
-	}
-}
-
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, DefaultChunkBytes+DefaultChunkBytes/4); return &b }}
-
-// SplitOptions tunes Split; the zero value uses the defaults.
-type SplitOptions struct {
-	ChunkBytes    int
-	MaxEventBytes int
-}
+// Boundaries are where slow-log events start: a `# Time:` line, or a
+// `# User@Host:` line that does not directly follow one.
+var Boundaries = chunk.Boundaries{Last: lastBoundary, First: firstBoundary}
 
 // Split reads r to the end and calls emit, in order, with chunks that begin
-// at an event boundary. It returns the number of events it had to skip
-// because they were larger than MaxEventBytes. An error from emit stops it.
-func Split(r io.Reader, opt SplitOptions, emit func(Chunk) error) (tooLarge int64, err error) {
-	size := opt.ChunkBytes
-	if size <= 0 {
-		size = DefaultChunkBytes
-	}
-	maxEvent := opt.MaxEventBytes
-	if maxEvent <= 0 {
-		maxEvent = DefaultMaxEventBytes
-	}
-	if maxEvent < size {
-		maxEvent = size
-	}
-	var (
-		pending  []byte // carried over: the start of the next chunk
-		prevTime []byte
-		base     int64
-		seq      int
-		discard  bool // inside an oversized event: drop bytes up to the next boundary
-		eof      bool
-	)
-	for !eof {
-		bp := bufPool.Get().(*[]byte)
-		buf := append((*bp)[:0], pending...)
-		want := len(buf) + size
-		if cap(buf) < want {
-			nb := make([]byte, len(buf), want+want/4)
-			copy(nb, buf)
-			buf = nb
-		}
-		n, rerr := io.ReadFull(r, buf[len(buf):want])
-		buf = buf[:len(buf)+n]
-		switch {
-		case rerr == io.EOF || errors.Is(rerr, io.ErrUnexpectedEOF):
-			eof = true
-		case rerr != nil:
-			*bp = buf
-			bufPool.Put(bp)
-			return tooLarge, fmt.Errorf("reading slow log: %w", rerr)
-		}
-		*bp = buf
-		if discard {
-			i := firstBoundary(buf)
-			if i < 0 {
-				base += int64(len(buf))
-				pending = pending[:0]
-				bufPool.Put(bp)
-				continue
-			}
-			discard = false
-			base += int64(i)
-			buf = buf[i:]
-		}
-		cut := len(buf)
-		if !eof {
-			cut = lastBoundary(buf)
-			if cut <= 0 {
-				if len(buf) >= maxEvent {
-					// One event fills the limit: skip it.
-					tooLarge++
-					discard = true
-					base += int64(len(buf))
-					pending = pending[:0]
-					bufPool.Put(bp)
-					continue
-				}
-				// Keep reading into a bigger buffer.
-				pending = append(pending[:0], buf...)
-				bufPool.Put(bp)
-				continue
-			}
-		}
-		c := Chunk{Data: buf[:cut], Base: base, PrevTime: prevTime, Seq: seq, buf: bp}
-		if t := lastTimeLine(buf[:cut]); t != nil {
+// at an event boundary, each carrying the last `# Time:` line before it. It
+// returns the number of events skipped for being larger than
+// opt.MaxRecord. An error from emit stops it.
+func Split(r io.Reader, opt chunk.Options, emit func(Chunk) error) (tooLarge int64, err error) {
+	var prevTime []byte
+	return chunk.Split(r, opt, Boundaries, func(c chunk.Chunk) error {
+		sc := Chunk{Chunk: c, PrevTime: prevTime}
+		if t := lastTimeLine(c.Data); t != nil {
 			prevTime = append([]byte(nil), t...)
 		}
-		pending = append(pending[:0], buf[cut:]...)
-		base += int64(cut)
-		seq++
-		if err := emit(c); err != nil {
-			return tooLarge, err
-		}
-	}
-	return tooLarge, nil
+		return emit(sc)
+	})
 }
 
 var (

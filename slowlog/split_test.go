@@ -8,11 +8,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/stacktune/stacktune/chunk"
 )
 
 // parseSplit parses data through Split with the given chunk size, the way
 // package digest does, and returns the events in input order plus stats.
-func parseSplit(t testing.TB, data []byte, opt SplitOptions) (string, Stats) {
+func parseSplit(t testing.TB, data []byte, opt chunk.Options) (string, Stats) {
 	var lines []string
 	var offsets []int64
 	var st Stats
@@ -76,7 +78,7 @@ func TestSplitMatchesWholeParse(t *testing.T) {
 		want, wantStats := wholeParse(data)
 		for _, size := range []int{64, 333, 4096, 1 << 20} {
 			t.Run(fmt.Sprintf("%s/chunk=%d", name, size), func(t *testing.T) {
-				got, st := parseSplit(t, data, SplitOptions{ChunkBytes: size})
+				got, st := parseSplit(t, data, chunk.Options{Size: size})
 				if got != want {
 					t.Errorf("events differ:\n%s", lineDiff(want, got))
 				}
@@ -96,7 +98,7 @@ func TestSplitOversizedEvent(t *testing.T) {
 	}
 	huge := "INSERT INTO t VALUES " + strings.Repeat("(1,2,3),\n", 20000)
 	data := []byte(ev("SELECT 1") + ev(huge) + ev("SELECT 2"))
-	got, st := parseSplit(t, data, SplitOptions{ChunkBytes: 4096, MaxEventBytes: 64 << 10})
+	got, st := parseSplit(t, data, chunk.Options{Size: 4096, MaxRecord: 64 << 10})
 	if n := strings.Count(got, "\n"); n != 2 || !strings.Contains(got, `"SELECT 1"`) || !strings.Contains(got, `"SELECT 2"`) {
 		t.Errorf("want SELECT 1 and SELECT 2, got:\n%s", got)
 	}
@@ -109,7 +111,7 @@ func TestSplitOversizedEvent(t *testing.T) {
 // (not a slow log) is bounded too.
 func TestSplitNoBoundary(t *testing.T) {
 	data := bytes.Repeat([]byte("just some text line\n"), 20000)
-	_, st := parseSplit(t, data, SplitOptions{ChunkBytes: 4096, MaxEventBytes: 64 << 10})
+	_, st := parseSplit(t, data, chunk.Options{Size: 4096, MaxRecord: 64 << 10})
 	if st.Skipped[ReasonEventTooLarge] != 1 || st.Events != 0 {
 		t.Errorf("stats %+v", st)
 	}
