@@ -1,0 +1,166 @@
+// Command digestbench measures `stacktune digest` against pt-query-digest on
+// the same MariaDB slow log, in the same run, and checks that both tools
+// found the same query classes with the same counts.
+//
+// It builds (or reuses from --cache) a slow log written by a throwaway
+// MariaDB under sysbench oltp_read_write with long_query_time=0, builds
+// stacktune, runs each tool in its own child process (wall time, user+sys
+// CPU and peak RSS from the child's rusage), compares their JSON outputs and
+// prints a table, optionally also as Markdown for docs/benchmarks.md.
+//
+//	go run ./bench/digestbench                 # 256 MiB log, 3 stacktune runs, 1 pt run
+//	go run ./bench/digestbench --size-mb 32 --runs 5 --gzip --markdown
+//
+// See bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// config holds the command-line flags.
+type config struct {
+	cacheDir    string
+	sizeMiB     int
+	logPath     string
+	runs        int
+	runsPT      int
+	single      bool
+	gzip        bool
+	markdown    bool
+	threads     int
+	genTime     time.Duration
+	toolTimeout time.Duration
+	stacktune   string
+	keep        bool
+	tmpfs       string
+}
+
+// errDisagree is returned when the two tools found different classes or
+// counts: the timings are then not for the same answer.
+var errDisagree = errors.New("stacktune and pt-query-digest disagree")
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("digestbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.cacheDir, "cache", filepath.Join(os.TempDir(), "stacktune-bench"), "directory holding the generated slow logs (reused across runs)")
+	fs.IntVar(&c.sizeMiB, "size-mb", 256, "target size of the generated slow log, in MiB")
+	fs.StringVar(&c.logPath, "log", "", "benchmark this existing slow log instead of generating one (--size-mb and --cache are then unused)")
+	fs.IntVar(&c.runs, "runs", 3, "runs of each stacktune variant (the median is reported)")
+	fs.IntVar(&c.runsPT, "runs-pt", 1, "runs of pt-query-digest (the median is reported)")
+	fs.BoolVar(&c.single, "single", true, "also run stacktune with --workers 1 (the single-core figure)")
+	fs.BoolVar(&c.gzip, "gzip", false, "also run stacktune on a gzip copy of the log (kept in --cache)")
+	fs.BoolVar(&c.markdown, "markdown", false, "also print the results as Markdown for docs/benchmarks.md")
+	fs.IntVar(&c.threads, "threads", 4, "sysbench threads while generating the log")
+	fs.DurationVar(&c.genTime, "gen-time", 20*time.Minute, "upper bound on sysbench run time while generating the log")
+	fs.DurationVar(&c.toolTimeout, "tool-timeout", 30*time.Minute, "upper bound on any one timed run")
+	fs.StringVar(&c.stacktune, "stacktune", "", "use this stacktune binary instead of building ./cmd/stacktune")
+	fs.BoolVar(&c.keep, "keep", false, "keep the work directory with both tools' JSON outputs")
+	fs.StringVar(&c.tmpfs, "tmpfs", "", "copy the log into this memory-backed directory (e.g. /dev/shm) for the timed runs, for when the page cache does not keep it")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q: every input is a flag", fs.Args())
+	}
+	switch {
+	case c.sizeMiB < 1:
+		return c, fmt.Errorf("--size-mb %d: must be at least 1", c.sizeMiB)
+	case c.runs < 1 || c.runsPT < 1:
+		return c, errors.New("--runs and --runs-pt must be at least 1")
+	case c.threads < 1:
+		return c, errors.New("--threads must be at least 1")
+	case c.genTime <= 0 || c.toolTimeout <= 0:
+		return c, errors.New("--gen-time and --tool-timeout must be positive")
+	}
+	return c, nil
+}
+
+func main() {
+	os.Exit(mainCode())
+}
+
+func mainCode() int {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "digestbench:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	err = run(ctx, cfg, os.Stdout, os.Stderr)
+	fmt.Fprintf(os.Stderr, "digestbench: finished in %s\n", time.Since(start).Round(time.Second))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "digestbench:", err)
+		return 1
+	}
+	return 0
+}
+
+// run is the whole benchmark: log, binaries, timed runs, agreement, report.
+func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	pt, err := lookTool("pt-query-digest", "percona-toolkit")
+	if err != nil {
+		return err
+	}
+	lg, err := prepareLog(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "digestbench-")
+	if err != nil {
+		return fmt.Errorf("creating the work directory: %w", err)
+	}
+	if cfg.keep {
+		fmt.Fprintf(stderr, "digestbench: outputs kept in %s\n", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	bin, err := stacktuneBinary(ctx, cfg, work, stderr)
+	if err != nil {
+		return err
+	}
+	runLog := lg
+	if cfg.tmpfs != "" {
+		staged, cleanup, err := stageLog(lg, cfg.tmpfs)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		runLog = staged
+	}
+	b := bench{cfg: cfg, work: work, stderr: stderr}
+	res, err := b.measureAll(ctx, pt, bin, runLog)
+	if err != nil {
+		return err
+	}
+	res.log, res.tmpfs = lg, cfg.tmpfs
+	res.env = collectEnv(ctx, pt, lg.meta)
+	printText(stdout, res)
+	if cfg.markdown {
+		fmt.Fprintln(stdout)
+		printMarkdown(stdout, res)
+	}
+	if len(res.mismatches) > 0 {
+		fmt.Fprintf(stdout, "\nMISMATCHES (%d):\n", len(res.mismatches))
+		for _, m := range res.mismatches {
+			fmt.Fprintln(stdout, "  "+m)
+		}
+		return errDisagree
+	}
+	return nil
+}
