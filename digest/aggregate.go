@@ -1,6 +1,7 @@
 package digest
 
 import (
+	"github.com/stacktune/stacktune/hist"
 	"math"
 	"strings"
 	"time"
@@ -53,7 +54,7 @@ type class struct {
 	fingerprint string
 	count       int64
 
-	qt Histogram
+	qt hist.Histogram
 	// Sums are in integer microseconds (the logs' resolution) so that they
 	// do not depend on the order events are added in: parallel runs give
 	// identical reports.

@@ -7,7 +7,7 @@
 // # Memory
 //
 // Nothing per event is kept. Each class holds counters, a log-bucketed
-// histogram of query times (buckets 1/32 of a power of two wide, so a
+// histogram of query times (package hist: buckets 1/32 of a power of two wide, so a
 // percentile is within about 3% of the true value; only the span of buckets a
 // class uses is allocated), one sample query (the slowest, the last of equals, as
 // pt-query-digest chooses it) and bounded maps of databases and users (MaxDistinct names, then
