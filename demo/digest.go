@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/pfs"
 	"github.com/stacktune/stacktune/report"
 	"github.com/stacktune/stacktune/sandbox"
@@ -107,12 +108,12 @@ func DigestDemo(ctx context.Context, w io.Writer, o DigestOptions) (*DigestResul
 	}
 
 	ropt := digest.ReportOptions{Limit: o.Limit}
-	in, closer, err := digest.Open(srv.SlowLogPath(), nil)
+	in, closer, err := input.Open(srv.SlowLogPath(), nil)
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
-	agg, stats, err := digest.FromSlowLogs(ctx, []digest.Input{in}, digest.Options{})
+	agg, stats, err := digest.FromSlowLogs(ctx, []input.Input{in}, digest.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -11,19 +11,20 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/chunk"
+	"github.com/stacktune/stacktune/input"
 )
 
-func fixtureInputs(t *testing.T) ([]Input, []string) {
+func fixtureInputs(t *testing.T) ([]input.Input, []string) {
 	t.Helper()
 	logs, _ := filepath.Glob("../testdata/slowlogs/*.log")
 	sort.Strings(logs)
-	var inputs []Input
+	var inputs []input.Input
 	for _, p := range logs {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs = append(inputs, Input{Name: p, R: bytes.NewReader(data)})
+		inputs = append(inputs, input.Input{Name: p, R: bytes.NewReader(data)})
 	}
 	return inputs, logs
 }

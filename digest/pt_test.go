@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stacktune/stacktune/input"
 )
 
 // ptReport is the part of `pt-query-digest --output json` the differential
@@ -60,9 +62,9 @@ func runPT(t *testing.T, orderBy string, paths ...string) ptReport {
 
 func ourReport(t *testing.T, paths ...string) *Report {
 	t.Helper()
-	var inputs []Input
+	var inputs []input.Input
 	for _, p := range paths {
-		in, c, err := Open(p, nil)
+		in, c, err := input.Open(p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

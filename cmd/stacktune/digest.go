@@ -12,6 +12,7 @@ import (
 
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/pfs"
 	"github.com/stacktune/stacktune/report"
 )
@@ -92,7 +93,7 @@ func runDigest(ctx context.Context, o digestOptions, stdin io.Reader, stdout, st
 }
 
 func digestFiles(ctx context.Context, o digestOptions, ropt digest.ReportOptions, stdin io.Reader) (*digest.Report, error) {
-	var inputs []digest.Input
+	var inputs []input.Input
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {
@@ -107,7 +108,7 @@ func digestFiles(ctx context.Context, o digestOptions, ropt digest.ReportOptions
 			}
 			stdinUsed = true
 		}
-		in, c, err := digest.Open(path, stdin)
+		in, c, err := input.Open(path, stdin)
 		if err != nil {
 			return nil, err
 		}
