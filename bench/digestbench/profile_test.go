@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/input"
 )
 
 // BenchmarkDigestLog digests the slow log named by $DIGESTBENCH_LOG in
-// process, the way `stacktune digest` does, so it can be profiled (the CLI
+// process, the way `stacktune digest` does (cmd/stacktune/digest.go's
+// digestFiles; keep the two in step), so it can be profiled (the CLI
 // has no profiling flag). $DIGESTBENCH_WORKERS sets the parser goroutines
 // (default: one per core). Skipped without $DIGESTBENCH_LOG, and never run
 // by plain `go test`, which runs no benchmarks:
@@ -32,11 +34,11 @@ func BenchmarkDigestLog(b *testing.B) {
 	b.SetBytes(st.Size())
 	b.ReportAllocs()
 	for b.Loop() {
-		in, c, err := digest.Open(path, nil)
+		in, c, err := input.Open(path, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		agg, _, err := digest.FromSlowLogs(context.Background(), []digest.Input{in}, digest.Options{Workers: workers})
+		agg, _, err := digest.FromSlowLogs(context.Background(), []input.Input{in}, digest.Options{Workers: workers})
 		c.Close()
 		if err != nil {
 			b.Fatal(err)
