@@ -36,12 +36,36 @@ type Chunk struct {
 // Release returns the chunk's buffer for reuse; Data must not be used after.
 func (c *Chunk) Release() {
 	if c.buf != nil {
-		bufPool.Put(c.buf)
+		putBuf(c.buf)
 		c.buf, c.Data = nil, nil
 	}
 }
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, DefaultSize+DefaultSize/4); return &b }}
+// free is a bounded free list of chunk buffers. Unlike a sync.Pool, which
+// drops its contents at every garbage collection, it keeps the few buffers
+// in flight alive, so reading a large file allocates them once and memory
+// does not grow with the file.
+var free = make(chan *[]byte, 32)
+
+func getBuf() *[]byte {
+	select {
+	case b := <-free:
+		return b
+	default:
+		b := make([]byte, 0, DefaultSize+DefaultSize/4)
+		return &b
+	}
+}
+
+func putBuf(b *[]byte) {
+	if cap(*b) > 2*DefaultSize {
+		return // grown for one huge record: let it go
+	}
+	select {
+	case free <- b:
+	default:
+	}
+}
 
 // Boundaries tells Split where records start. Last returns the offset of the
 // last record start in b that is greater than 0, or a value <= 0 if there is
@@ -73,7 +97,7 @@ func Split(r io.Reader, opt Options, bd Boundaries, emit func(Chunk) error) (too
 		eof     bool
 	)
 	for !eof {
-		bp := bufPool.Get().(*[]byte)
+		bp := getBuf()
 		buf := append((*bp)[:0], pending...)
 		want := len(buf) + size
 		if cap(buf) < want {
@@ -88,7 +112,7 @@ func Split(r io.Reader, opt Options, bd Boundaries, emit func(Chunk) error) (too
 		case rerr == io.EOF || errors.Is(rerr, io.ErrUnexpectedEOF):
 			eof = true
 		case rerr != nil:
-			bufPool.Put(bp)
+			putBuf(bp)
 			return tooLarge, fmt.Errorf("reading: %w", rerr)
 		}
 		if discard {
@@ -96,7 +120,7 @@ func Split(r io.Reader, opt Options, bd Boundaries, emit func(Chunk) error) (too
 			if i < 0 {
 				base += int64(len(buf))
 				pending = pending[:0]
-				bufPool.Put(bp)
+				putBuf(bp)
 				continue
 			}
 			discard = false
@@ -112,12 +136,12 @@ func Split(r io.Reader, opt Options, bd Boundaries, emit func(Chunk) error) (too
 					discard = true
 					base += int64(len(buf))
 					pending = pending[:0]
-					bufPool.Put(bp)
+					putBuf(bp)
 					continue
 				}
 				// Keep reading into a bigger buffer.
 				pending = append(pending[:0], buf...)
-				bufPool.Put(bp)
+				putBuf(bp)
 				continue
 			}
 		}

@@ -72,7 +72,7 @@ type class struct {
 	tmpTable, tmpDisk, fullScan, fullJoin int64
 	filesort, filesortDisk                int64
 
-	dbs, users map[string]int64
+	dbs, users map[string]*int64
 
 	first, last time.Time
 
@@ -202,23 +202,29 @@ func userHost(ev *slowlog.Event) []byte {
 }
 
 // bump counts name in m (nil-safe; empty names are not counted), bounding the
-// distinct names to MaxDistinct.
-func bump(m map[string]int64, name []byte, n int64) map[string]int64 {
+// distinct names to MaxDistinct. Values are pointers so that counting a name
+// already there is a lookup, which does not allocate, not an assignment.
+func bump(m map[string]*int64, name []byte, n int64) map[string]*int64 {
 	if len(name) == 0 {
 		return m
 	}
+	if p, ok := m[string(name)]; ok {
+		*p += n
+		return m
+	}
 	if m == nil {
-		m = make(map[string]int64, 1)
+		m = make(map[string]*int64, 1)
 	}
-	if _, ok := m[string(name)]; ok {
-		m[string(name)] += n
-		return m
-	}
+	key := string(name)
 	if len(m) >= MaxDistinct {
-		m["(other)"] += n
-		return m
+		key = "(other)"
+		if p, ok := m[key]; ok {
+			*p += n
+			return m
+		}
 	}
-	m[string(name)] = n
+	v := n
+	m[key] = &v
 	return m
 }
 
@@ -257,10 +263,10 @@ func (c *class) merge(o *class) {
 	c.filesort += o.filesort
 	c.filesortDisk += o.filesortDisk
 	for k, v := range o.dbs {
-		c.dbs = bump(c.dbs, []byte(k), v)
+		c.dbs = bump(c.dbs, []byte(k), *v)
 	}
 	for k, v := range o.users {
-		c.users = bump(c.users, []byte(k), v)
+		c.users = bump(c.users, []byte(k), *v)
 	}
 	if !o.first.IsZero() && (c.first.IsZero() || o.first.Before(c.first)) {
 		c.first = o.first

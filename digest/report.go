@@ -257,8 +257,8 @@ func (c *class) report() Class {
 		RowsExaminedTotal: c.rowsExamined,
 		RowsExaminedMax:   c.rowsExaminedMax,
 		RowsAffectedTotal: c.rowsAffected,
-		Databases:         nonNil(c.dbs),
-		Users:             nonNil(c.users),
+		Databases:         counts(c.dbs),
+		Users:             counts(c.users),
 	}
 	med := c.qt.Quantile(0.5, c.qtMin, c.qtMax)
 	p95 := c.qt.Quantile(0.95, c.qtMin, c.qtMax)
@@ -283,9 +283,11 @@ func (c *class) report() Class {
 	return out
 }
 
-func nonNil(m map[string]int64) map[string]int64 {
-	if m == nil {
-		return map[string]int64{}
+// counts copies a name → count map for the report (never nil).
+func counts(m map[string]*int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = *v
 	}
-	return m
+	return out
 }

@@ -2,7 +2,6 @@ package slowlog
 
 import (
 	"bytes"
-	"strings"
 	"time"
 )
 
@@ -643,13 +642,15 @@ func setTimestamp(line []byte) (int64, bool) {
 	}
 	l = bytes.TrimSuffix(l[4:], []byte(";"))
 	var ts int64
-	for _, assign := range bytes.Split(l, []byte(",")) {
+	for more := true; more; {
+		var assign []byte
+		assign, l, more = bytes.Cut(l, []byte(","))
 		name, v, ok := bytes.Cut(bytes.TrimSpace(assign), []byte("="))
 		if !ok {
 			return 0, false
 		}
-		switch strings.ToLower(string(bytes.TrimSpace(name))) {
-		case "timestamp":
+		switch name = bytes.TrimSpace(name); {
+		case bytes.EqualFold(name, []byte("timestamp")):
 			// MySQL 8 may add microseconds; the second is enough.
 			v, _, _ = bytes.Cut(bytes.TrimSpace(v), []byte("."))
 			n, ok := parseInt(v)
@@ -657,7 +658,7 @@ func setTimestamp(line []byte) (int64, bool) {
 				return 0, false
 			}
 			ts = n
-		case "insert_id", "last_insert_id":
+		case bytes.EqualFold(name, []byte("insert_id")), bytes.EqualFold(name, []byte("last_insert_id")):
 			if _, ok := parseInt(bytes.TrimSpace(v)); !ok {
 				return 0, false
 			}
