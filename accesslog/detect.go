@@ -22,8 +22,8 @@ type candidate struct {
 }
 
 // candidates are tried in order; the first that reads the sample wins. An
-// Apache %D (integer microseconds) comes before nginx's $request_time
-// (always with three decimals), which would also read an integer. The
+// Apache %D is an integer (microseconds) and nginx's $request_time always
+// has three decimals; the candidates insist on that to tell them apart. The
 // plain combined and common layouts are the same in nginx and Apache, so
 // they are named without a server and read as Apache does (a "-" size is 0).
 var candidates = []candidate{
@@ -106,7 +106,15 @@ func (c candidate) compile() (Parser, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.(*seqParser).name = c.name
+	s := p.(*seqParser)
+	s.name = c.name
+	for i := range s.items {
+		if s.items[i].role == rSeconds {
+			// nginx writes $request_time as seconds with three
+			// decimals; an integer is Apache's %D.
+			s.items[i].flags |= fMillis
+		}
+	}
 	return p, nil
 }
 

@@ -353,13 +353,13 @@ func TestCompileErrors(t *testing.T) {
 
 func TestFields(t *testing.T) {
 	cases := map[Parser]Field{
-		mustNginx(t, Combined):                           HasTime | HasStatus | HasBytes,
-		mustNginx(t, CombinedTimed):                      HasTime | HasStatus | HasBytes | HasRequestTime | HasUpstreamTime,
-		mustNginx(t, `"$request" $request_time`):         HasRequestTime,
-		mustApache(t, ApacheCombinedD):                   HasTime | HasStatus | HasBytes | HasRequestTime,
-		mustApache(t, ApacheCommon):                      HasTime | HasStatus | HasBytes,
-		NewJSON():                                        HasTime | HasStatus | HasBytes | HasRequestTime | HasUpstreamTime,
-		mustNginx(t, `$time_local $msec $status`):        HasTime | HasStatus,
+		mustNginx(t, Combined):                            HasTime | HasStatus | HasBytes,
+		mustNginx(t, CombinedTimed):                       HasTime | HasStatus | HasBytes | HasRequestTime | HasUpstreamTime,
+		mustNginx(t, `"$request" $request_time`):          HasRequestTime,
+		mustApache(t, ApacheCombinedD):                    HasTime | HasStatus | HasBytes | HasRequestTime,
+		mustApache(t, ApacheCommon):                       HasTime | HasStatus | HasBytes,
+		NewJSON():                                         HasTime | HasStatus | HasBytes | HasRequestTime | HasUpstreamTime,
+		mustNginx(t, `$time_local $msec $status`):         HasTime | HasStatus,
 		mustApache(t, `%h %m %U "%{User-Agent}i" %>s %O`): HasStatus | HasBytes,
 	}
 	for p, want := range cases {

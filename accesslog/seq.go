@@ -49,6 +49,7 @@ const (
 	fSetURI                      // rRequest: set URI
 	fArgsQ                       // rPathArgs: "$uri?$args" (drop "?-" and "?")
 	fIsArgs                      // rPathArgs: "$uri$is_args$args" (drop a lone "-")
+	fMillis                      // rSeconds: only nginx's own form, "0.123" (for Detect)
 )
 
 // item is one step of a compiled format: a literal or a variable.
@@ -283,7 +284,7 @@ func (s *seqParser) set(it *item, v []byte, r *Record) string {
 			break
 		}
 		f, ok := parseSeconds(v)
-		if !ok {
+		if !ok || it.flags&fMillis != 0 && (len(v) < 5 || v[len(v)-4] != '.') {
 			return ReasonRequestTime
 		}
 		r.RequestTime, r.Has = f, r.Has|HasRequestTime

@@ -1,0 +1,180 @@
+package accesslog
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// parseAll parses every line of data with p and renders each record or
+// skip reason, one per line, with the counts at the end.
+func parseAll(p Parser, data []byte) string {
+	var b strings.Builder
+	skipped := map[string]int{}
+	records := 0
+	var r Record
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += off
+			next = end + 1
+		}
+		r = Record{Offset: int64(off)}
+		if ok, reason := p.Parse(data[off:end], &r); ok {
+			records++
+			fmt.Fprintf(&b, "@%d %s\n", r.Offset, recordText(&r))
+		} else {
+			skipped[reason]++
+			fmt.Fprintf(&b, "@%d skip: %s\n", r.Offset, reason)
+		}
+		off = next
+	}
+	reasons := make([]string, 0, len(skipped))
+	for k, v := range skipped {
+		reasons = append(reasons, fmt.Sprintf("%q: %d", k, v))
+	}
+	sort.Strings(reasons)
+	fmt.Fprintf(&b, "format %q records %d skipped {%s}\n", p.Format(), records, strings.Join(reasons, ", "))
+	return b.String()
+}
+
+// goldenLogs are the sample logs of testdata/logs and how to read them.
+var goldenLogs = []struct {
+	file   string
+	parser func(t *testing.T) Parser
+	detect string // the format Detect picks, or "" when it cannot
+}{
+	{"nginx-timed.log", func(t *testing.T) Parser { return configFormat(t, "timed") }, "nginx combined+request_time+upstream_response_time"},
+	{"nginx-upstream-time.log", func(t *testing.T) Parser { return configFormat(t, "upstream_time") }, ""},
+	{"ltsv.log", func(t *testing.T) Parser { return NewLTSV() }, "ltsv"},
+	{"nginx-json.log", func(t *testing.T) Parser { return NewJSON() }, "json"},
+	{"apache-combined-d.log", func(t *testing.T) Parser { return mustApache(t, ApacheCombinedD) }, "apache combined_d"},
+}
+
+const sampleConf = "testdata/nginx/nginx.conf"
+
+// configFormat compiles log_format name of the sample nginx.conf.
+func configFormat(t *testing.T, name string) Parser {
+	t.Helper()
+	f, err := NginxFormatFromConfig(sampleConf, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewNginx(name, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestGolden parses each sample log and compares every record and skip
+// with a reviewed golden file (go test -update rewrites them).
+func TestGolden(t *testing.T) {
+	for _, g := range goldenLogs {
+		t.Run(g.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "logs", g.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := parseAll(g.parser(t), data)
+			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(g.file, ".log")+".records")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update once)", err)
+			}
+			if got != string(want) {
+				t.Errorf("records differ from %s:\n%s", golden, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// TestDetectSamples runs Detect on the first lines of each sample log.
+func TestDetectSamples(t *testing.T) {
+	for _, g := range goldenLogs {
+		t.Run(g.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "logs", g.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := bytes.Split(data, []byte("\n"))
+			p, err := Detect(lines[:min(len(lines), 20)])
+			switch {
+			case g.detect == "":
+				if err == nil {
+					t.Fatalf("detected %s", p.Format())
+				}
+				for _, c := range candidates {
+					if !strings.Contains(err.Error(), c.name+" (") {
+						t.Errorf("error does not say %s was tried: %v", c.name, err)
+					}
+				}
+			case err != nil:
+				t.Fatal(err)
+			case p.Format() != g.detect:
+				t.Errorf("detected %s, want %s", p.Format(), g.detect)
+			}
+		})
+	}
+}
+
+// TestJSONFormatTwoWays reads the escape=json sample with NewJSON and with
+// the compiled log_format that wrote it: the records must be the same.
+func TestJSONFormatTwoWays(t *testing.T) {
+	data, err := os.ReadFile("testdata/logs/nginx-json.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := func(p Parser) string {
+		var out []string
+		for _, l := range strings.Split(parseAll(p, data), "\n") {
+			if strings.HasPrefix(l, "@") && !strings.Contains(l, " skip: ") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	a, b := records(NewJSON()), records(configFormat(t, "json_combined"))
+	if a != b {
+		t.Errorf("NewJSON and the compiled format differ:\n%s", lineDiff(a, b))
+	}
+	if strings.Count(a, "\n") < 25 {
+		t.Errorf("only %d records", strings.Count(a, "\n")+1)
+	}
+}
+
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
+		}
+	}
+	return b.String()
+}
