@@ -54,10 +54,10 @@ func digestSummary(r *digest.Report) []string {
 		lines = append(lines, "source: "+r.Source)
 	}
 	if o.FirstSeen != nil {
-		lines = append(lines, fmt.Sprintf("window: %s to %s (%s), %.1f queries/s, concurrency %.2f",
-			o.FirstSeen.Format(time.RFC3339), o.LastSeen.Format(time.RFC3339), Duration(o.IntervalSeconds), o.QPS, o.Concurrency))
+		lines = append(lines, fmt.Sprintf("window: %s to %s (%s), %s queries/s, concurrency %s",
+			o.FirstSeen.Format(time.RFC3339), o.LastSeen.Format(time.RFC3339), Duration(o.IntervalSeconds), PerSecond(o.QPS), PerSecond(o.Concurrency)))
 	} else if o.IntervalSeconds > 0 {
-		lines = append(lines, fmt.Sprintf("window: %s, %.1f queries/s, concurrency %.2f", Duration(o.IntervalSeconds), o.QPS, o.Concurrency))
+		lines = append(lines, fmt.Sprintf("window: %s, %s queries/s, concurrency %s", Duration(o.IntervalSeconds), PerSecond(o.QPS), PerSecond(o.Concurrency)))
 	}
 	lines = append(lines, fmt.Sprintf("rows: %s examined, %s sent; lock time %s", Count(o.RowsExamined), Count(o.RowsSent), Duration(o.LockTotal)))
 	if o.Filtered > 0 {

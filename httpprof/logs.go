@@ -1,0 +1,149 @@
+package httpprof
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/stacktune/stacktune/accesslog"
+	"github.com/stacktune/stacktune/chunk"
+	"github.com/stacktune/stacktune/input"
+)
+
+// MaxLineBytes is the longest line read; longer ones are skipped.
+const MaxLineBytes = 1 << 20
+
+// Skip reasons added by the reader (parsers add their own).
+const (
+	ReasonLineTooLong = "line longer than 1 MiB"
+)
+
+// lineBoundaries cut chunks at line ends.
+var lineBoundaries = chunk.Boundaries{
+	Last: func(b []byte) int { return bytes.LastIndexByte(b, '\n') + 1 },
+	First: func(b []byte) int {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return i + 1
+		}
+		return -1
+	},
+}
+
+// LogOptions configures FromLogs.
+type LogOptions struct {
+	Workers int // 0 means one per core
+	Profile Options
+	Split   chunk.Options
+}
+
+// Result is what FromLogs read: the merged profiler and the skip counts.
+type Result struct {
+	Profiler *Profiler
+	Bytes    int64
+	Skipped  map[string]int64
+}
+
+// FromLogs profiles every input with parser p, in parallel. A read error
+// stops the run and is returned with the input's name, together with what
+// was read before it.
+func FromLogs(ctx context.Context, inputs []input.Input, p accesslog.Parser, opt LogOptions) (*Result, error) {
+	workers := chunk.Workers(opt.Workers)
+	type worker struct {
+		parser  accesslog.Parser
+		prof    *Profiler
+		skipped map[string]int64
+		bytes   int64
+		rec     accesslog.Record
+	}
+	ws := make([]*worker, workers)
+	for i := range ws {
+		ws[i] = &worker{parser: p.Clone(), prof: NewProfiler(opt.Profile), skipped: map[string]int64{}}
+	}
+	tooLarge := int64(0)
+	split := opt.Split
+	if split.MaxRecord == 0 {
+		split.MaxRecord = MaxLineBytes
+	}
+	err := chunk.Parallel(ctx, workers, func(send func(chunk.Job) error) error {
+		for i, in := range inputs {
+			n, err := chunk.Split(in.R, split, lineBoundaries, func(c chunk.Chunk) error {
+				return send(chunk.Job{Input: i, Chunk: c})
+			})
+			tooLarge += n
+			if err != nil {
+				if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+					return err
+				}
+				return fmt.Errorf("%s: %w", in.Name, err)
+			}
+		}
+		return nil
+	}, func(w int, j chunk.Job) {
+		wk := ws[w]
+		data := j.Chunk.Data
+		wk.bytes += int64(len(data))
+		for off := 0; off < len(data); {
+			end := bytes.IndexByte(data[off:], '\n')
+			next := len(data)
+			if end < 0 {
+				end = len(data)
+			} else {
+				end += off
+				next = end + 1
+			}
+			line := data[off:end]
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			switch {
+			case len(line) == 0:
+			case len(line) > MaxLineBytes:
+				wk.skipped[ReasonLineTooLong]++
+			default:
+				wk.rec = accesslog.Record{Offset: j.Chunk.Base + int64(off)}
+				if ok, reason := wk.parser.Parse(line, &wk.rec); ok {
+					wk.prof.Add(&wk.rec)
+				} else {
+					wk.skipped[reason]++
+				}
+			}
+			off = next
+		}
+		j.Chunk.Release()
+	})
+	res := &Result{Profiler: ws[0].prof, Skipped: map[string]int64{}}
+	if tooLarge > 0 {
+		res.Skipped[ReasonLineTooLong] += tooLarge
+	}
+	for i, wk := range ws {
+		if i > 0 {
+			res.Profiler.Merge(wk.prof)
+		}
+		res.Bytes += wk.bytes
+		for k, v := range wk.skipped {
+			res.Skipped[k] += v
+		}
+	}
+	return res, err
+}
+
+// Report builds the report of a Result, with the skip counts and, when no
+// request logged a time, the note saying how to log one.
+func (res *Result) Report(p accesslog.Parser, opt ReportOptions) (*Report, error) {
+	r, err := res.Profiler.Report(opt)
+	if err != nil {
+		return nil, err
+	}
+	r.Format = p.Format()
+	r.Overall.Bytes = res.Bytes
+	for k, v := range res.Skipped {
+		r.Skipped.Reasons[k] = v
+		r.Skipped.Count += v
+	}
+	if r.Overall.Requests > 0 && r.Overall.Timed == 0 {
+		r.Notes = append(r.Notes, "this log has no request time, so the profile can only count requests. "+
+			"To time them, log it:\n"+accesslog.NoRequestTimeHint(p.Format()))
+	}
+	return r, nil
+}

@@ -1,0 +1,282 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stacktune/stacktune/httpprof"
+)
+
+// CSV is a format for tables.
+const CSV = "csv"
+
+// HTTPFormats are the formats HTTP renders.
+var HTTPFormats = []string{Text, JSON, Markdown, CSV}
+
+// httpColumns are the profile table's columns, shared by every format.
+var httpColumns = []struct {
+	head string
+	cell func(e *httpprof.Endpoint) string
+}{
+	{"Rank", func(e *httpprof.Endpoint) string { return strconv.Itoa(e.Rank) }},
+	{"Count", func(e *httpprof.Endpoint) string { return Count(e.Count) }},
+	{"Share", func(e *httpprof.Endpoint) string { return Percent(e.Share) }},
+	{"Total", func(e *httpprof.Endpoint) string { return Duration(e.TimeTotal) }},
+	{"Avg", func(e *httpprof.Endpoint) string { return Duration(e.TimeAvg) }},
+	{"Min", func(e *httpprof.Endpoint) string { return Duration(e.TimeMin) }},
+	{"p50", func(e *httpprof.Endpoint) string { return Duration(e.TimeP50) }},
+	{"p90", func(e *httpprof.Endpoint) string { return Duration(e.TimeP90) }},
+	{"p95", func(e *httpprof.Endpoint) string { return Duration(e.TimeP95) }},
+	{"p99", func(e *httpprof.Endpoint) string { return Duration(e.TimeP99) }},
+	{"Max", func(e *httpprof.Endpoint) string { return Duration(e.TimeMax) }},
+	{"Upstream", func(e *httpprof.Endpoint) string {
+		if e.Upstream == nil {
+			return "-"
+		}
+		return Duration(e.Upstream.Avg)
+	}},
+	{"2xx", func(e *httpprof.Endpoint) string { return Count(e.Status.S2xx) }},
+	{"3xx", func(e *httpprof.Endpoint) string { return Count(e.Status.S3xx) }},
+	{"4xx", func(e *httpprof.Endpoint) string { return Count(e.Status.S4xx) }},
+	{"5xx", func(e *httpprof.Endpoint) string { return Count(e.Status.S5xx) }},
+	{"Bytes", func(e *httpprof.Endpoint) string { return Bytes(e.BytesTotal) }},
+	{"Method", func(e *httpprof.Endpoint) string { return e.Method }},
+	{"Path", func(e *httpprof.Endpoint) string { return e.Path }},
+}
+
+// HTTP renders an access-log profile.
+func HTTP(w io.Writer, r *httpprof.Report, format string) error {
+	switch format {
+	case JSON:
+		return WriteJSON(w, r)
+	case CSV:
+		return httpCSV(w, r)
+	case Markdown:
+		return httpMarkdown(w, r)
+	case Text, "":
+		return httpText(w, r)
+	}
+	return CheckFormat(format, HTTPFormats...)
+}
+
+func httpSummary(r *httpprof.Report) []string {
+	o := r.Overall
+	head := fmt.Sprintf("%s requests in %s endpoints, %s of request time", Count(o.Requests), Count(int64(o.Endpoints)), Duration(o.TimeTotal))
+	if o.EndpointsShown < o.Endpoints {
+		head += fmt.Sprintf(" (top %d shown)", o.EndpointsShown)
+	}
+	lines := []string{head}
+	if len(o.Inputs) > 0 {
+		lines = append(lines, fmt.Sprintf("source: %s (%s, %s)", strings.Join(o.Inputs, ", "), r.Format, Bytes(o.Bytes)))
+	}
+	if o.FirstSeen != nil {
+		lines = append(lines, fmt.Sprintf("window: %s to %s (%s), %s requests/s", o.FirstSeen.Format(time.RFC3339),
+			o.LastSeen.Format(time.RFC3339), Duration(o.LastSeen.Sub(*o.FirstSeen).Seconds()), PerSecond(o.Rate)))
+	}
+	lines = append(lines, fmt.Sprintf("static: %s of requests, %s of time; dynamic: %s of requests, %s of time",
+		Percent(o.Static.RequestShare), Percent(o.Static.TimeShare), Percent(o.Dynamic.RequestShare), Percent(o.Dynamic.TimeShare)))
+	if o.Filtered > 0 {
+		lines = append(lines, fmt.Sprintf("outside --since/--until: %s requests", Count(o.Filtered)))
+	}
+	if r.Skipped.Count > 0 {
+		lines = append(lines, fmt.Sprintf("skipped: %s lines (%s)", Count(r.Skipped.Count), countsLine(r.Skipped.Reasons, 0)))
+	} else {
+		lines = append(lines, "skipped: nothing")
+	}
+	for _, g := range r.GroupsLearned {
+		ex := ""
+		if len(g.Examples) > 0 {
+			ex = ", e.g. " + strings.Join(g.Examples, ", ")
+		}
+		if g.Distinct > 0 {
+			lines = append(lines, fmt.Sprintf("grouped: %s (more than %d distinct values%s)", g.Pattern, g.Distinct-1, ex))
+		} else {
+			lines = append(lines, fmt.Sprintf("grouped: %s (as in the other profile)", g.Pattern))
+		}
+	}
+	return append(lines, r.Notes...)
+}
+
+func httpText(w io.Writer, r *httpprof.Report) error {
+	ew := &errWriter{w: w}
+	for _, l := range httpSummary(r) {
+		ew.printf("# %s\n", strings.ReplaceAll(l, "\n", "\n#   "))
+	}
+	ew.printf("\n")
+	if ew.err != nil {
+		return ew.err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	last := len(httpColumns) - 1
+	for i, c := range httpColumns {
+		if i < last {
+			fmt.Fprintf(tw, "%s\t", c.head)
+		}
+	}
+	fmt.Fprintf(tw, " %s\n", httpColumns[last].head)
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		for j, c := range httpColumns {
+			if j < last {
+				fmt.Fprintf(tw, "%s\t", c.cell(e))
+			}
+		}
+		// The path is left-aligned after the aligned columns.
+		fmt.Fprintf(tw, " %s\n", httpColumns[last].cell(e))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Slowest) > 0 {
+		ew.printf("\nSlowest requests:\n")
+		for _, s := range r.Slowest {
+			at := ""
+			if s.Time != nil {
+				at = s.Time.Format(time.RFC3339) + " "
+			}
+			ew.printf("  %8s  %s%d %s %s\n", Duration(s.RequestTime), at, s.Status, s.Method, s.URI)
+		}
+	}
+	return ew.err
+}
+
+func httpMarkdown(w io.Writer, r *httpprof.Report) error {
+	ew := &errWriter{w: w}
+	ew.printf("# Access-log profile\n\n")
+	for _, l := range httpSummary(r) {
+		ew.printf("- %s\n", mdEscape(strings.ReplaceAll(l, "\n", " ")))
+	}
+	ew.printf("\n|")
+	for _, c := range httpColumns {
+		ew.printf(" %s |", c.head)
+	}
+	ew.printf("\n|")
+	for range httpColumns {
+		ew.printf("---:|")
+	}
+	ew.printf("\n")
+	for i := range r.Endpoints {
+		ew.printf("|")
+		for _, c := range httpColumns {
+			ew.printf(" %s |", mdEscape(c.cell(&r.Endpoints[i])))
+		}
+		ew.printf("\n")
+	}
+	if len(r.Slowest) > 0 {
+		ew.printf("\n## Slowest requests\n\n| Time | Status | Method | URI |\n|---:|---:|---|---|\n")
+		for _, s := range r.Slowest {
+			ew.printf("| %s | %d | %s | `%s` |\n", Duration(s.RequestTime), s.Status, s.Method, strings.ReplaceAll(s.URI, "`", "'"))
+		}
+	}
+	return ew.err
+}
+
+// httpCSV writes raw numbers (seconds, bytes), one row per endpoint, for
+// spreadsheets and scripts.
+func httpCSV(w io.Writer, r *httpprof.Report) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"rank", "method", "path", "count", "time_share", "time_total_s", "time_avg_s", "time_min_s",
+		"time_p50_s", "time_p90_s", "time_p95_s", "time_p99_s", "time_max_s", "upstream_avg_s", "2xx", "3xx", "4xx", "5xx",
+		"bytes_total", "bytes_avg", "static"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 9, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, e := range r.Endpoints {
+		up := ""
+		if e.Upstream != nil {
+			up = f(e.Upstream.Avg)
+		}
+		cw.Write([]string{strconv.Itoa(e.Rank), e.Method, e.Path, i(e.Count), f(e.Share), f(e.TimeTotal), f(e.TimeAvg),
+			f(e.TimeMin), f(e.TimeP50), f(e.TimeP90), f(e.TimeP95), f(e.TimeP99), f(e.TimeMax), up, i(e.Status.S2xx),
+			i(e.Status.S3xx), i(e.Status.S4xx), i(e.Status.S5xx), i(e.BytesTotal), f(e.BytesAvg), strconv.FormatBool(e.Static)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// HTTPDiff renders a comparison of two profiles.
+func HTTPDiff(w io.Writer, d *httpprof.DiffReport, format string, limit int) error {
+	rows := d.Endpoints
+	if limit > 0 && len(rows) > limit {
+		rows = rows[:limit]
+	}
+	switch format {
+	case JSON:
+		out := *d
+		out.Endpoints = rows
+		return WriteJSON(w, &out)
+	case CSV:
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"method", "path", "status", "count_a", "count_b", "p99_a_s", "p99_b_s", "p99_ratio",
+			"time_total_a_s", "time_total_b_s", "time_total_change_s", "5xx_a", "5xx_b"})
+		for _, r := range rows {
+			f := func(v float64) string { return strconv.FormatFloat(v, 'g', 9, 64) }
+			cw.Write([]string{r.Method, r.Path, r.Status, strconv.FormatInt(r.CountA, 10), strconv.FormatInt(r.CountB, 10),
+				f(r.P99A), f(r.P99B), f(r.P99Ratio), f(r.TimeTotalA), f(r.TimeTotalB), f(r.TimeTotalChange),
+				strconv.FormatInt(r.ErrorsA, 10), strconv.FormatInt(r.ErrorsB, 10)})
+		}
+		cw.Flush()
+		return cw.Error()
+	case Text, Markdown, "":
+	default:
+		return CheckFormat(format, HTTPFormats...)
+	}
+	ew := &errWriter{w: w}
+	md := format == Markdown
+	summary := []string{
+		fmt.Sprintf("A: %s requests, %s of request time, %s requests/s (%s)", Count(d.A.Requests), Duration(d.A.TimeTotal), PerSecond(d.A.Rate), strings.Join(d.A.Inputs, ", ")),
+		fmt.Sprintf("B: %s requests, %s of request time, %s requests/s (%s)", Count(d.B.Requests), Duration(d.B.TimeTotal), PerSecond(d.B.Rate), strings.Join(d.B.Inputs, ", ")),
+	}
+	heads := []string{"Calls A", "Calls B", "p99 A", "p99 B", "p99 B/A", "Total A", "Total B", "Total change", "5xx A", "5xx B", "Endpoint"}
+	cells := func(r httpprof.DiffRow) []string {
+		ep := r.Method + " " + r.Path
+		if r.Status != "both" {
+			ep += " (" + r.Status + ")"
+		}
+		return []string{Count(r.CountA), Count(r.CountB), Duration(r.P99A), Duration(r.P99B), Ratio(r.P99Ratio),
+			Duration(r.TimeTotalA), Duration(r.TimeTotalB), signedDuration(r.TimeTotalChange), Count(r.ErrorsA), Count(r.ErrorsB), ep}
+	}
+	if md {
+		ew.printf("# Access-log comparison\n\n")
+		for _, l := range summary {
+			ew.printf("- %s\n", mdEscape(l))
+		}
+		ew.printf("\n| %s |\n|%s\n", strings.Join(heads, " | "), strings.Repeat("---:|", len(heads)))
+		for _, r := range rows {
+			c := cells(r)
+			for i := range c {
+				c[i] = mdEscape(c[i])
+			}
+			ew.printf("| %s |\n", strings.Join(c, " | "))
+		}
+		return ew.err
+	}
+	for _, l := range summary {
+		ew.printf("# %s\n", l)
+	}
+	ew.printf("\n")
+	if ew.err != nil {
+		return ew.err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(heads[:len(heads)-1], "\t"))
+	for _, r := range rows {
+		c := cells(r)
+		fmt.Fprintf(tw, "%s\t %s\n", strings.Join(c[:len(c)-1], "\t"), c[len(c)-1])
+	}
+	return tw.Flush()
+}
+
+func signedDuration(v float64) string {
+	switch {
+	case v > 0:
+		return "+" + Duration(v)
+	case v < 0:
+		return "-" + Duration(-v)
+	}
+	return "0"
+}
