@@ -61,6 +61,9 @@ func NoRequestTimeHint(format string) string {
 				}
 			}
 		}
+		if a == ApacheCombined {
+			return apacheHint("combined_d", ApacheCombinedD)
+		}
 		return apacheHint("timed", a+" %D")
 	}
 	return nginxHint("timed", CombinedTimed, false)
