@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"os/exec"
 	"runtime"
-	"strings"
-	"time"
+
+	"github.com/stacktune/stacktune/bench/internal/measure"
 )
 
 // envInfo says where and with what the numbers were measured.
@@ -26,12 +23,12 @@ type envInfo struct {
 // an unknown value is reported as "unknown".
 func collectEnv(ctx context.Context, pt string, meta *logMeta) envInfo {
 	e := envInfo{
-		date:      time.Now().Format("2006-01-02"),
-		nproc:     runtime.NumCPU(),
-		cpuModel:  cpuModel(),
-		pt:        toolVersion(ctx, pt, "--version"),
+		date:      measure.Today(),
+		nproc:     measure.NumCPU(),
+		cpuModel:  measure.CPUModel(),
+		pt:        measure.ToolVersion(ctx, pt, "--version"),
 		goVersion: runtime.Version(),
-		commit:    gitCommit(ctx),
+		commit:    measure.GitCommit(ctx),
 		mariadb:   "unknown",
 		sysbench:  "unknown",
 	}
@@ -39,51 +36,4 @@ func collectEnv(ctx context.Context, pt string, meta *logMeta) envInfo {
 		e.mariadb, e.sysbench = meta.MariaDB, meta.Sysbench
 	}
 	return e
-}
-
-// cpuModel returns the first "model name" of /proc/cpuinfo.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
-}
-
-// toolVersion runs `bin args...` and returns the last word of its first
-// line ("pt-query-digest 3.2.1" -> "3.2.1"), or "unknown".
-func toolVersion(ctx context.Context, bin string, args ...string) string {
-	out, err := exec.CommandContext(ctx, bin, args...).Output()
-	if err != nil {
-		return "unknown"
-	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	f := strings.Fields(line)
-	if len(f) == 0 {
-		return "unknown"
-	}
-	return f[len(f)-1]
-}
-
-// gitCommit returns the short commit of the working tree, with "+dirty"
-// when it has uncommitted changes.
-func gitCommit(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	commit := strings.TrimSpace(string(out))
-	st, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output()
-	if err == nil && len(strings.TrimSpace(string(st))) > 0 {
-		commit += "+dirty"
-	}
-	return commit
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"compress/gzip"
 	"context"
 	"database/sql"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stacktune/stacktune/bench/internal/measure"
 	"github.com/stacktune/stacktune/sandbox"
 )
 
@@ -105,7 +105,7 @@ func readMeta(log string) *logMeta {
 // generate fills a throwaway MariaDB's slow log with sysbench
 // oltp_read_write until it reaches --size-mb, and copies it to dst.
 func generate(ctx context.Context, cfg config, dst string, stderr io.Writer) error {
-	sb, err := lookTool("sysbench", "sysbench")
+	sb, err := measure.LookTool("sysbench", "sysbench")
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func generate(ctx context.Context, cfg config, dst string, stderr io.Writer) err
 	if err := g.fill(ctx, target, cfg.genTime); err != nil {
 		return err
 	}
-	if err := copyFile(srv.SlowLogPath(), dst); err != nil {
+	if err := measure.CopyFile(srv.SlowLogPath(), dst); err != nil {
 		return err
 	}
 	st, err := os.Stat(dst)
@@ -140,7 +140,7 @@ func generate(ctx context.Context, cfg config, dst string, stderr io.Writer) err
 	}
 	meta := logMeta{
 		MariaDB:     strings.TrimSuffix(srv.Version(), "-log"),
-		Sysbench:    toolVersion(ctx, sb, "--version"),
+		Sysbench:    measure.ToolVersion(ctx, sb, "--version"),
 		Workload:    "oltp_read_write",
 		Threads:     cfg.threads,
 		Tables:      sbTables,
@@ -152,7 +152,7 @@ func generate(ctx context.Context, cfg config, dst string, stderr io.Writer) err
 	if err := writeMeta(dst, meta); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "digestbench: wrote %s (%.1f MiB) in %s\n", dst, mib(st.Size()), time.Since(start).Round(time.Second))
+	fmt.Fprintf(stderr, "digestbench: wrote %s (%.1f MiB) in %s\n", dst, measure.MiB(st.Size()), time.Since(start).Round(time.Second))
 	return srv.Stop()
 }
 
@@ -249,7 +249,7 @@ func (g generator) runUntil(ctx context.Context, target int64, limit time.Durati
 		case err := <-done:
 			size, _ := fileSize(g.srv.SlowLogPath())
 			return fmt.Errorf("sysbench run ended (%v) with the slow log at %.1f of %.0f MiB: raise --gen-time (output in %s)",
-				err, mib(size), mib(target), g.out)
+				err, measure.MiB(size), measure.MiB(target), g.out)
 		case <-ctx.Done():
 			stopProcess(cmd, done)
 			return fmt.Errorf("generating the slow log: %w", ctx.Err())
@@ -287,20 +287,6 @@ func fileSize(path string) (int64, error) {
 	return st.Size(), nil
 }
 
-// copyFile copies src to dst through a temporary file renamed into place,
-// so an interrupted copy never leaves a truncated cached log.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return fmt.Errorf("opening the slow log: %w", err)
-	}
-	defer in.Close()
-	return writeAtomic(dst, func(w io.Writer) error {
-		_, err := io.Copy(w, in)
-		return err
-	})
-}
-
 // ensureGzip writes a gzip copy of src to dst unless dst exists.
 func ensureGzip(src, dst string, stderr io.Writer) error {
 	if _, err := os.Stat(dst); err == nil {
@@ -312,7 +298,7 @@ func ensureGzip(src, dst string, stderr io.Writer) error {
 		return fmt.Errorf("opening the slow log: %w", err)
 	}
 	defer in.Close()
-	return writeAtomic(dst, func(w io.Writer) error {
+	return measure.WriteAtomic(dst, func(w io.Writer) error {
 		zw := gzip.NewWriter(w)
 		if _, err := io.Copy(zw, in); err != nil {
 			return err
@@ -332,13 +318,13 @@ func stageLog(lg logInfo, dir string) (staged logInfo, cleanup func(), err error
 	cleanup = func() { _ = os.RemoveAll(tmp) }
 	staged = lg
 	staged.path = filepath.Join(tmp, filepath.Base(lg.path))
-	if err := copyFile(lg.path, staged.path); err != nil {
+	if err := measure.CopyFile(lg.path, staged.path); err != nil {
 		cleanup()
 		return lg, nil, err
 	}
 	if lg.gzPath != "" {
 		staged.gzPath = filepath.Join(tmp, filepath.Base(lg.gzPath))
-		if err := copyFile(lg.gzPath, staged.gzPath); err != nil {
+		if err := measure.CopyFile(lg.gzPath, staged.gzPath); err != nil {
 			cleanup()
 			return lg, nil, err
 		}
@@ -351,37 +337,8 @@ func writeMeta(log string, m logMeta) error {
 	if err != nil {
 		return fmt.Errorf("encoding log metadata: %w", err)
 	}
-	return writeAtomic(metaPath(log), func(w io.Writer) error {
+	return measure.WriteAtomic(metaPath(log), func(w io.Writer) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})
-}
-
-// writeAtomic writes dst through fill into a temporary file beside it and
-// renames it into place.
-func writeAtomic(dst string, fill func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("creating %s: %w", dst, err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if err := tmp.Chmod(0o644); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("creating %s: %w", dst, err)
-	}
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	err = fill(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	return nil
 }

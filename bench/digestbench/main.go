@@ -25,6 +25,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/stacktune/stacktune/bench/internal/measure"
 )
 
 // config holds the command-line flags.
@@ -113,7 +115,7 @@ func mainCode() int {
 
 // run is the whole benchmark: log, binaries, timed runs, agreement, report.
 func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
-	pt, err := lookTool("pt-query-digest", "percona-toolkit")
+	pt, err := measure.LookTool("pt-query-digest", "percona-toolkit")
 	if err != nil {
 		return err
 	}

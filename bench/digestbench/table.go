@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
-)
 
-func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
+	"github.com/stacktune/stacktune/bench/internal/measure"
+)
 
 // row is one tool's line of the table, already computed.
 type row struct {
@@ -26,15 +24,15 @@ func toRow(t toolResult) row {
 	r := row{
 		name:    t.name,
 		runs:    len(t.runs),
-		wall:    t.med.wall.Seconds(),
-		cpu:     t.med.cpu.Seconds(),
-		rssMiB:  float64(t.med.maxRSSKiB) / 1024,
-		cores:   cores(t.med.cpu, t.med.wall),
-		others:  cores(t.med.others, t.med.wall),
-		diskMiB: mib(t.med.diskRead),
+		wall:    t.med.Wall.Seconds(),
+		cpu:     t.med.CPU.Seconds(),
+		rssMiB:  float64(t.med.MaxRSSKiB) / 1024,
+		cores:   measure.Cores(t.med.CPU, t.med.Wall),
+		others:  measure.Cores(t.med.Others, t.med.Wall),
+		diskMiB: measure.MiB(t.med.DiskRead),
 	}
 	if r.wall > 0 {
-		r.mibPerS = mib(t.inBytes) / r.wall
+		r.mibPerS = measure.MiB(t.inBytes) / r.wall
 	}
 	return r
 }
@@ -48,44 +46,18 @@ func (r *results) rows() []row {
 	return out
 }
 
-// ratio formats a/b as "12.3x", or "n/a" when b is zero.
-func ratio(a, b float64) string {
-	if b == 0 {
-		return "n/a"
-	}
-	return strconv.FormatFloat(a/b, 'f', 1, 64) + "x"
-}
-
 // ratios are pt-query-digest over stacktune (all cores): wall, CPU, peak RSS.
 func (r *results) ratios() (wall, cpu, mem string) {
 	pt, st := toRow(r.pt), toRow(r.st[0])
-	return ratio(pt.wall, st.wall), ratio(pt.cpu, st.cpu), ratio(pt.rssMiB, st.rssMiB)
-}
-
-// groupInt formats n with thousands separators: 827123 -> "827,123".
-func groupInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return measure.Ratio(pt.wall, st.wall), measure.Ratio(pt.cpu, st.cpu), measure.Ratio(pt.rssMiB, st.rssMiB)
 }
 
 // printText writes the plain-text result table.
 func printText(w io.Writer, r *results) {
 	fmt.Fprintf(w, "slow log  %s\n", r.log.path)
-	fmt.Fprintf(w, "size      %.1f MiB   events %s   classes %d", mib(r.log.bytes), groupInt(r.events), r.classes)
+	fmt.Fprintf(w, "size      %.1f MiB   events %s   classes %d", measure.MiB(r.log.bytes), measure.GroupInt(r.events), r.classes)
 	if r.skipped > 0 {
-		fmt.Fprintf(w, "   (stacktune skipped %s events)", groupInt(r.skipped))
+		fmt.Fprintf(w, "   (stacktune skipped %s events)", measure.GroupInt(r.skipped))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
@@ -110,7 +82,7 @@ func printText(w io.Writer, r *results) {
 func (r *results) diskNotes() []string {
 	var out []string
 	for _, x := range r.rows() {
-		if x.diskMiB > 0.05*mib(r.log.bytes) {
+		if x.diskMiB > 0.05*measure.MiB(r.log.bytes) {
 			out = append(out, fmt.Sprintf("%s read %.0f MiB from disk (median run) despite the warm-up: the page cache did not keep the log (try --tmpfs /dev/shm)", x.name, x.diskMiB))
 		}
 	}
@@ -125,7 +97,7 @@ func printMarkdown(w io.Writer, r *results) {
 	fmt.Fprintf(w, "- Machine: %d cores (nproc), %s\n", e.nproc, e.cpuModel)
 	fmt.Fprintf(w, "- Versions: MariaDB %s, sysbench %s, pt-query-digest %s, stacktune %s built with %s\n",
 		e.mariadb, e.sysbench, e.pt, e.commit, e.goVersion)
-	fmt.Fprintf(w, "- Log: %s: %.1f MiB, %s events, %d classes\n", logDescription(r.log.meta), mib(r.log.bytes), groupInt(r.events), r.classes)
+	fmt.Fprintf(w, "- Log: %s: %.1f MiB, %s events, %d classes\n", logDescription(r.log.meta), measure.MiB(r.log.bytes), measure.GroupInt(r.events), r.classes)
 	fmt.Fprintf(w, "- Median of %d stacktune run(s) and %d pt-query-digest run(s), %s; CPU is user+sys, peak RSS is the child's maxrss; "+
 		"other cores is the CPU other processes (or steal) took during the run, over its wall time\n\n",
 		len(r.st[0].runs), len(r.pt.runs), r.cacheNote())

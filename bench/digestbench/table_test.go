@@ -5,37 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stacktune/stacktune/bench/internal/measure"
 )
-
-func TestRatioAndGrouping(t *testing.T) {
-	for _, c := range []struct {
-		a, b float64
-		want string
-	}{{85, 1.25, "68.0x"}, {1, 3, "0.3x"}, {1, 0, "n/a"}} {
-		if got := ratio(c.a, c.b); got != c.want {
-			t.Errorf("ratio(%v, %v) = %q, want %q", c.a, c.b, got, c.want)
-		}
-	}
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 827123: "827,123", -1234567: "-1,234,567"} {
-		if got := groupInt(n); got != want {
-			t.Errorf("groupInt(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
-func TestMedian(t *testing.T) {
-	s := []sample{
-		{wall: 3 * time.Second, cpu: 5 * time.Second, maxRSSKiB: 300},
-		{wall: 1 * time.Second, cpu: 9 * time.Second, maxRSSKiB: 100},
-		{wall: 2 * time.Second, cpu: 7 * time.Second, maxRSSKiB: 200},
-	}
-	if got, want := median(s), (sample{wall: 2 * time.Second, cpu: 7 * time.Second, maxRSSKiB: 200}); got != want {
-		t.Errorf("median = %+v, want %+v", got, want)
-	}
-	if got := median(s[:2]); got.wall != 2*time.Second || got.maxRSSKiB != 200 {
-		t.Errorf("median of two = %+v, want the means of the middle values", got)
-	}
-}
 
 func testResults() *results {
 	const mb = 1 << 20
@@ -43,8 +15,8 @@ func testResults() *results {
 		log:     logInfo{path: "x.log", bytes: 256 * mb},
 		events:  827123,
 		classes: 11,
-		pt:      toolResult{name: "pt-query-digest", inBytes: 256 * mb, runs: make([]sample, 1), med: sample{wall: 80 * time.Second, cpu: 80 * time.Second, maxRSSKiB: 40 * 1024, others: 20 * time.Second, diskRead: 100 * mb}},
-		st:      []toolResult{{name: "stacktune", inBytes: 256 * mb, runs: make([]sample, 3), med: sample{wall: 2 * time.Second, cpu: 4 * time.Second, maxRSSKiB: 20 * 1024}}},
+		pt:      toolResult{name: "pt-query-digest", inBytes: 256 * mb, runs: make([]measure.Sample, 1), med: measure.Sample{Wall: 80 * time.Second, CPU: 80 * time.Second, MaxRSSKiB: 40 * 1024, Others: 20 * time.Second, DiskRead: 100 * mb}},
+		st:      []toolResult{{name: "stacktune", inBytes: 256 * mb, runs: make([]measure.Sample, 3), med: measure.Sample{Wall: 2 * time.Second, CPU: 4 * time.Second, MaxRSSKiB: 20 * 1024}}},
 		env:     envInfo{date: "2026-01-02", nproc: 2, cpuModel: "CPU", mariadb: "10.11", sysbench: "1.0.20", pt: "3.2.1", goVersion: "go1.26", commit: "abc"},
 	}
 }
@@ -104,19 +76,5 @@ func TestCompareDigests(t *testing.T) {
 	}
 	if strings.Join(d, "\n") != strings.Join(want, "\n") {
 		t.Errorf("compareDigests =\n%s\nwant\n%s", strings.Join(d, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-func TestParseBusy(t *testing.T) {
-	// user nice system idle iowait irq softirq steal guest guest_nice
-	got, err := parseBusy("cpu  100 5 20 9000 300 1 2 7 0 0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := 1350 * time.Millisecond; got != want { // (100+5+20+1+2+7) ticks of 10 ms
-		t.Errorf("parseBusy = %v, want %v", got, want)
-	}
-	if _, err := parseBusy("cpu0 1 2 3"); err == nil {
-		t.Error("parseBusy accepted a short per-core line")
 	}
 }

@@ -1,0 +1,35 @@
+package measure
+
+import (
+	"strconv"
+	"strings"
+)
+
+// MiB converts bytes to MiB (2^20 bytes).
+func MiB(bytes int64) float64 { return float64(bytes) / (1 << 20) }
+
+// Ratio formats a/b as "12.3x", or "n/a" when b is zero.
+func Ratio(a, b float64) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return strconv.FormatFloat(a/b, 'f', 1, 64) + "x"
+}
+
+// GroupInt formats n with thousands separators: 827123 -> "827,123".
+func GroupInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
