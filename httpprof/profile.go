@@ -132,9 +132,10 @@ func (p *Profiler) Add(r *accesslog.Record) {
 	}
 	method := internMethod(r.Method)
 	path, query := splitURI(r.URI)
+	static := isStatic(path)
 	for i := range p.groups {
 		if p.groups[i].re.Match(path) {
-			statsFor(&p.groups[i].methods, method).add(r)
+			statsFor(&p.groups[i].methods, method).add(r, static)
 			return
 		}
 	}
@@ -156,7 +157,7 @@ func (p *Profiler) Add(r *accesslog.Record) {
 	if p.opt.QueryKeys && len(query) > 0 {
 		n = p.trie.child(n, p.queryKeys(query), "")
 	}
-	p.trie.stats(n, method).add(r)
+	p.trie.stats(n, method).add(r, static)
 }
 
 // splitURI cuts the request target into path and query, dropping a

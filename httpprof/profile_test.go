@@ -277,3 +277,26 @@ func TestReportOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestStaticShareSurvivesGrouping checks static files are counted per
+// request, so a learned /static/:name still counts as static.
+func TestStaticShareSurvivesGrouping(t *testing.T) {
+	var recs []accesslog.Record
+	for i := 0; i < 100; i++ {
+		recs = append(recs, rec("GET", fmt.Sprintf("/static/app.%d.JS", i), 200, 0.001, t0))
+		recs = append(recs, rec("GET", "/api/items", 200, 0.099, t0))
+	}
+	r := profileOf(t, recs, Options{})
+	o := r.Overall
+	if o.Static.Requests != 100 || o.Dynamic.Requests != 100 || o.Static.RequestShare != 0.5 {
+		t.Errorf("static %+v dynamic %+v", o.Static, o.Dynamic)
+	}
+	if o.Static.TimeShare < 0.009 || o.Static.TimeShare > 0.011 {
+		t.Errorf("static time share %v, want 0.01", o.Static.TimeShare)
+	}
+	for _, e := range r.Endpoints {
+		if e.Path == "/static/:name" && !e.Static {
+			t.Errorf("learned static endpoint not marked static: %+v", e)
+		}
+	}
+}

@@ -90,7 +90,11 @@ type Endpoint struct {
 	BytesTotal int64          `json:"bytes_total"`
 	BytesAvg   float64        `json:"bytes_avg"`
 	Upstream   *UpstreamTimes `json:"upstream,omitempty"`
-	Static     bool           `json:"static"`
+	// Static is true when most of the endpoint's requests were for static
+	// files (by extension); StaticRequests and StaticTimeTotal count them.
+	Static          bool    `json:"static"`
+	StaticRequests  int64   `json:"static_requests"`
+	StaticTimeTotal float64 `json:"static_time_total_s"`
 }
 
 // LearnedGroup is a path position stacktune collapsed into :name.
@@ -180,12 +184,10 @@ func (r *Report) Finish(opt ReportOptions) {
 		e := &r.Endpoints[i]
 		e.Rank = i + 1
 		o.TimeTotal += e.TimeTotal
-		part := &o.Dynamic
-		if e.Static {
-			part = &o.Static
-		}
-		part.Requests += e.Count
-		part.TimeTotal += e.TimeTotal
+		o.Static.Requests += e.StaticRequests
+		o.Static.TimeTotal += e.StaticTimeTotal
+		o.Dynamic.Requests += e.Count - e.StaticRequests
+		o.Dynamic.TimeTotal += e.TimeTotal - e.StaticTimeTotal
 	}
 	var requests int64
 	for _, e := range r.Endpoints {

@@ -67,23 +67,24 @@ var staticExt = map[string]bool{
 	"txt": true, "xml": true, "zip": true, "gz": true, "wasm": true, "html": true, "htm": true,
 }
 
-// isStatic reports whether a path pattern names a static file by its
-// extension.
-func isStatic(pattern string) bool {
-	for i := len(pattern) - 1; i >= 0; i-- {
-		switch pattern[i] {
+// isStatic reports whether a request path names a static file by its
+// extension. It does not allocate.
+func isStatic(path []byte) bool {
+	for i := len(path) - 1; i >= 0; i-- {
+		switch path[i] {
 		case '.':
-			ext := pattern[i+1:]
-			if len(ext) > 5 {
+			ext := path[i+1:]
+			if len(ext) == 0 || len(ext) > 5 {
 				return false
 			}
-			b := []byte(ext)
-			for j, c := range b {
+			var lower [5]byte
+			for j, c := range ext {
 				if c >= 'A' && c <= 'Z' {
-					b[j] = c + 32
+					c += 32
 				}
+				lower[j] = c
 			}
-			return staticExt[string(b)]
+			return staticExt[string(lower[:len(ext)])]
 		case '/':
 			return false
 		}

@@ -12,6 +12,9 @@ type stats struct {
 	count  int64
 	status [6]int64 // 1xx..5xx, then unknown
 	bytes  int64
+	// static counts requests for static files (by extension) and their
+	// time: a learned /static/:name still knows it serves .js files.
+	static, staticUs int64
 
 	// Times are summed in integer microseconds, exact whatever the order.
 	timed         int64 // requests with a request time
@@ -29,8 +32,14 @@ func newStats() *stats { return &stats{timeMin: math.Inf(1)} }
 
 func micros(sec float64) int64 { return int64(math.Round(sec * 1e6)) }
 
-func (s *stats) add(r *accesslog.Record) {
+func (s *stats) add(r *accesslog.Record, static bool) {
 	s.count++
+	if static {
+		s.static++
+		if r.Has&accesslog.HasRequestTime != 0 {
+			s.staticUs += micros(r.RequestTime)
+		}
+	}
 	if r.Has&accesslog.HasStatus != 0 && r.Status >= 100 && r.Status < 600 {
 		s.status[r.Status/100-1]++
 	} else {
@@ -55,6 +64,8 @@ func (s *stats) add(r *accesslog.Record) {
 
 func (s *stats) merge(o *stats) {
 	s.count += o.count
+	s.static += o.static
+	s.staticUs += o.staticUs
 	for i := range s.status {
 		s.status[i] += o.status[i]
 	}
@@ -80,7 +91,9 @@ func (s *stats) endpoint(method, path string) Endpoint {
 		Status: StatusCounts{
 			S1xx: s.status[0], S2xx: s.status[1], S3xx: s.status[2], S4xx: s.status[3], S5xx: s.status[4], Other: s.status[5],
 		},
-		Static: isStatic(path),
+		Static:          s.static*2 > s.count,
+		StaticRequests:  s.static,
+		StaticTimeTotal: float64(s.staticUs) / 1e6,
 	}
 	if s.count > 0 {
 		e.BytesAvg = float64(s.bytes) / float64(s.count)
