@@ -1,0 +1,200 @@
+// Command httpbench measures `stacktune http` against goaccess and a plain
+// awk aggregation on the same nginx access log, in the same run, and checks
+// that they counted the same requests and request time.
+//
+// It generates (or reuses from --cache) a deterministic ISUCON-like access
+// log in an nginx log_format with $request_time and $upstream_response_time
+// appended to combined, with the expected per-endpoint totals beside it;
+// builds stacktune; runs each tool in its own child process (wall time,
+// user+sys CPU and peak RSS from the child's rusage); checks the answers;
+// and prints a table, optionally also as Markdown for docs/benchmarks.md.
+//
+//	go run ./bench/httpbench                  # 1 GiB log, 3 stacktune runs
+//	go run ./bench/httpbench --size-mb 64 --runs 5 --markdown
+//
+// See bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/stacktune/stacktune/bench/internal/measure"
+)
+
+// config holds the command-line flags.
+type config struct {
+	cacheDir    string
+	sizeMiB     int
+	seed        uint64
+	runs        int
+	runsOthers  int
+	single      bool
+	quarter     bool
+	goaccess    bool
+	awks        []string
+	markdown    bool
+	toolTimeout time.Duration
+	stacktune   string
+	keep        bool
+	tmpfs       string
+}
+
+// errDisagree is returned when the tools (or stacktune and the generator)
+// counted differently: the timings are then not for the same work.
+var errDisagree = errors.New("the tools disagree")
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	var awks string
+	fs := flag.NewFlagSet("httpbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.cacheDir, "cache", filepath.Join(os.TempDir(), "stacktune-bench"), "directory holding the generated access logs (reused across runs)")
+	fs.IntVar(&c.sizeMiB, "size-mb", 1024, "size of the generated access log, in MiB")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the log generator (the same seed and size give the same log)")
+	fs.IntVar(&c.runs, "runs", 3, "runs of each stacktune variant (the median is reported)")
+	fs.IntVar(&c.runsOthers, "runs-others", 1, "runs of goaccess and of each awk (the median is reported)")
+	fs.BoolVar(&c.single, "single", true, "also run stacktune with --workers 1 (the single-core figure)")
+	fs.BoolVar(&c.quarter, "quarter", true, "also run stacktune on the first quarter of the log: peak RSS should not grow with the lines")
+	fs.BoolVar(&c.goaccess, "goaccess", true, "run goaccess")
+	fs.StringVar(&awks, "awk", "mawk,gawk", "comma-separated awk implementations to run (those not installed are skipped with a note; \"\" for none)")
+	fs.BoolVar(&c.markdown, "markdown", false, "also print the results as Markdown for docs/benchmarks.md")
+	fs.DurationVar(&c.toolTimeout, "tool-timeout", 30*time.Minute, "upper bound on any one timed run")
+	fs.StringVar(&c.stacktune, "stacktune", "", "use this stacktune binary instead of building ./cmd/stacktune")
+	fs.BoolVar(&c.keep, "keep", false, "keep the work directory with every tool's output")
+	fs.StringVar(&c.tmpfs, "tmpfs", "", "copy the log into this memory-backed directory (e.g. /dev/shm) for the timed runs, for when the page cache does not keep it")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q: every input is a flag", fs.Args())
+	}
+	for _, a := range strings.Split(awks, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.awks = append(c.awks, a)
+		}
+	}
+	switch {
+	case c.sizeMiB < 1:
+		return c, fmt.Errorf("--size-mb %d: must be at least 1", c.sizeMiB)
+	case c.runs < 1 || c.runsOthers < 1:
+		return c, errors.New("--runs and --runs-others must be at least 1")
+	case c.toolTimeout <= 0:
+		return c, errors.New("--tool-timeout must be positive")
+	}
+	return c, nil
+}
+
+func main() {
+	os.Exit(mainCode())
+}
+
+func mainCode() int {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "httpbench:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	err = run(ctx, cfg, os.Stdout, os.Stderr)
+	fmt.Fprintf(os.Stderr, "httpbench: finished in %s\n", time.Since(start).Round(time.Second))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "httpbench:", err)
+		return 1
+	}
+	return 0
+}
+
+// run is the whole benchmark: log, binaries, timed runs, agreement, report.
+func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	tl, err := findTools(cfg)
+	if err != nil {
+		return err
+	}
+	lg, err := prepareLog(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "httpbench-")
+	if err != nil {
+		return fmt.Errorf("creating the work directory: %w", err)
+	}
+	if cfg.keep {
+		fmt.Fprintf(stderr, "httpbench: outputs kept in %s\n", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	if cfg.stacktune != "" {
+		tl.stacktune = cfg.stacktune
+	} else if tl.stacktune, err = measure.BuildStacktune(ctx, work, "httpbench", stderr); err != nil {
+		return err
+	}
+	runLog := lg
+	if cfg.tmpfs != "" {
+		staged, cleanup, err := stageLog(lg, cfg.tmpfs)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		runLog = staged
+	}
+	b := bench{cfg: cfg, work: work, stderr: stderr}
+	res, err := b.measureAll(ctx, tl, runLog)
+	if err != nil {
+		return err
+	}
+	res.log, res.tmpfs = lg, cfg.tmpfs
+	res.env = collectEnv(ctx, tl)
+	printText(stdout, res)
+	if cfg.markdown {
+		fmt.Fprintln(stdout)
+		printMarkdown(stdout, res)
+	}
+	if len(res.mismatches) > 0 {
+		fmt.Fprintf(stdout, "\nMISMATCHES (%d):\n", len(res.mismatches))
+		for _, m := range res.mismatches {
+			fmt.Fprintln(stdout, "  "+m)
+		}
+		return errDisagree
+	}
+	return nil
+}
+
+// stageLog copies the log (and its quarter) into a new directory under
+// dir, for timed runs that must not depend on the page cache. cleanup
+// removes the copies.
+func stageLog(lg logInfo, dir string) (staged logInfo, cleanup func(), err error) {
+	tmp, err := os.MkdirTemp(dir, "httpbench-")
+	if err != nil {
+		return lg, nil, fmt.Errorf("--tmpfs: %w", err)
+	}
+	cleanup = func() { _ = os.RemoveAll(tmp) }
+	staged = lg
+	staged.path = filepath.Join(tmp, filepath.Base(lg.path))
+	if err := measure.CopyFile(lg.path, staged.path); err != nil {
+		cleanup()
+		return lg, nil, err
+	}
+	if lg.quarter.path != "" {
+		staged.quarter.path = filepath.Join(tmp, filepath.Base(lg.quarter.path))
+		if err := measure.CopyFile(lg.quarter.path, staged.quarter.path); err != nil {
+			cleanup()
+			return lg, nil, err
+		}
+	}
+	return staged, cleanup, nil
+}
