@@ -410,3 +410,40 @@ func TestNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeLines feeds lines of several MiB (a giant user agent, deep JSON
+// nesting, a NUL far in, no delimiter at all) to every parser: each must
+// answer in time linear in the line, without panicking.
+func TestHugeLines(t *testing.T) {
+	mb := 3 << 20
+	big := strings.Repeat("A", mb)
+	parsers := []Parser{mustNginx(t, CombinedTimed), mustApache(t, ApacheCombinedD), NewLTSV(), NewJSON()}
+	cases := []struct {
+		name, line string
+		ok         map[string]bool // formats that read the line
+	}{
+		{"giant user agent", `1.2.3.4 - - [` + tLocal + `] "GET / HTTP/1.1" 200 5 "-" "` + big + `" 0.001 -`, map[string]bool{"nginx test": true}},
+		{"giant apache user agent", `1.2.3.4 - - [` + tLocal + `] "GET / HTTP/1.1" 200 5 "-" "` + strings.Repeat(`\"`, mb/2) + `" 1`, map[string]bool{"apache combined_d": true}},
+		{"deep json nesting", `{"uri":"/","x":` + strings.Repeat("[", mb) + strings.Repeat("]", mb) + `}`, map[string]bool{"json": true}},
+		{"unclosed json nesting", `{"uri":"/","x":` + strings.Repeat("[{", mb/2), nil},
+		{"long ltsv value", "uri:/" + big + "\tstatus:200", map[string]bool{"ltsv": true}},
+		{"NUL at the end", big + "\x00", nil},
+		{"only quotes", strings.Repeat(`"`, mb), nil},
+		{"only backslashes", strings.Repeat(`\`, mb), nil},
+		{"only spaces", strings.Repeat(" ", mb), nil},
+		{"only tabs and colons", strings.Repeat("\t:", mb/2), nil},
+	}
+	for _, tc := range cases {
+		for _, p := range parsers {
+			start := time.Now()
+			var r Record
+			ok, reason := p.Parse([]byte(tc.line), &r)
+			if ok != tc.ok[p.Format()] {
+				t.Errorf("%s, %s: ok=%v %s", tc.name, p.Format(), ok, reason)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("%s, %s: %v", tc.name, p.Format(), d)
+			}
+		}
+	}
+}

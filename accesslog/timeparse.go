@@ -161,6 +161,10 @@ func (c *timeCache) iso(v []byte) (time.Time, bool) {
 	return t, true
 }
 
+// maxEpoch is 9999-12-31T23:59:59Z, the last second the other time formats
+// can write.
+const maxEpoch = 253402300799
+
 // epoch parses seconds since 1970 with an optional fraction, as nginx's
 // $msec writes them ("1700000000.123"). scale is 1 for seconds, 1e3 for
 // milliseconds and 1e6 for microseconds (Apache's %{msec}t, %{usec}t).
@@ -191,6 +195,9 @@ func epoch(v []byte, scale int64) (time.Time, bool) {
 	unitNs := 1e9 / scale
 	rem := sec % scale
 	sec /= scale
+	if sec > maxEpoch {
+		return time.Time{}, false
+	}
 	nsec = rem*unitNs + nsec/scale
 	return time.Unix(sec, nsec).UTC(), true
 }
