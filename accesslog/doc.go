@@ -80,7 +80,9 @@
 //
 // # Bad input
 //
-// Parse never panics; a line it cannot use gives ok=false and one of the
+// Parse sets every field of the Record but Offset, which is the caller's
+// (the line's position in its input). It never panics; a line it cannot
+// use gives ok=false and one of the
 // Reason constants, a stable string to count: "empty line", "binary junk"
 // (a NUL byte), "truncated line" (the line ends before its format does),
 // "line does not match format", "malformed request line" (including the
@@ -88,7 +90,9 @@
 // to an HTTP port), "bad status", "bad time", "bad bytes", "bad request
 // time", "bad upstream time", "not JSON", "not LTSV", "missing field". A
 // trailing '\r' is ignored. Lines of any length are read in time linear in
-// their length.
+// their length. A raw '"' inside a quoted value, which only nginx's
+// escape=none writes, makes the line "line does not match format": it
+// cannot be told from a line with more fields than the format.
 //
 // # nginx configuration
 //
