@@ -1,0 +1,223 @@
+package scenario
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/andybalholm/cascadia"
+	"gopkg.in/yaml.v3"
+)
+
+// Scenario is a validated load test, from Load or Parse. Treat it as
+// read-only, except for SetBaseURL.
+type Scenario struct {
+	// Name defaults to the file name without its extension.
+	Name string
+	// File is the path the scenario was loaded from (as given).
+	File string
+	// BaseURL is the URL relative step URLs are resolved against; it may be
+	// empty when every step URL is absolute.
+	BaseURL string
+	// Headers are sent with every request; a request's own headers win.
+	Headers map[string]string
+	// Data holds the lists templates draw from, by name.
+	Data map[string][]string
+	// Login is the request each virtual user sends once, before its first
+	// step; nil when the scenario has no session.login. Its Name is "login"
+	// and its Weight 0.
+	Login *Step
+	// Steps are the requests a virtual user picks from, by weight.
+	Steps []Step
+	// Scoring is DefaultScoring overridden by the file's scoring section.
+	Scoring Scoring
+
+	base      *url.URL
+	lists     [][]string // list values, indexed like listNames
+	listNames []string
+	headers   []header // compiled Headers, sorted by name
+	// userList is the list whose value is the user's {{user}} (the first list
+	// session.login refers to), or -1.
+	userList int
+	baseLine int
+}
+
+// Step is one request of a scenario.
+type Step struct {
+	Name string
+	// Weight is the step's relative frequency (> 0).
+	Weight float64
+	// ScoreWeight multiplies the points of a successful request (≥ 0);
+	// it defaults to Weight (1 for the login).
+	ScoreWeight float64
+	// Method is an upper-case HTTP method; it defaults to GET, or POST when
+	// the step has a form or a body.
+	Method string
+	// URL is the URL template as written (relative to BaseURL or absolute).
+	URL string
+	// Form fields are sent url-encoded, in file order.
+	Form []FormField
+	// Body is sent as is (with the step's Content-Type header, if any).
+	Body    string
+	Headers map[string]string
+	Expect  Expect
+	// Think is the pause after the step, in the closed model.
+	Think time.Duration
+
+	line    int    // where the step starts, for URL errors after SetBaseURL
+	field   string // "steps[2]" or "session.login"
+	urlLine int
+	url     template
+	form    []formTmpl
+	body    template
+	headers []header
+	sel     cascadia.Selector
+}
+
+// FormField is one field of a form, with its value template.
+type FormField struct {
+	Name, Value string
+}
+
+type formTmpl struct {
+	name  string
+	value template
+}
+
+type header struct {
+	name  string
+	value template
+}
+
+// Expect is what a response must satisfy to count as a success.
+type Expect struct {
+	// Status lists the accepted statuses; empty means any status below 400.
+	// Redirects are not followed, so a 302 is seen as a 302.
+	Status []int
+	// Contains are substrings the body must all contain.
+	Contains []string
+	// Selector is a CSS selector that must match at least MinCount elements
+	// of the HTML body (MinCount is 1 by default).
+	Selector string
+	MinCount int
+}
+
+// Load reads and validates the scenario file at path: YAML, or TOML when the
+// name ends in ".toml". Data files are read relative to the scenario's
+// directory. On a bad file the error is an Errors listing every problem,
+// each as "file:line: field: message".
+func Load(path string) (*Scenario, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Errors{{File: path, Msg: readErr(err)}}
+	}
+	return parse(path, src, readDataFile)
+}
+
+// Parse validates a scenario held in memory; name is used in messages, its
+// extension picks the format (".toml" or YAML), and data files are read
+// relative to its directory.
+func Parse(name string, src []byte) (*Scenario, error) {
+	return parse(name, src, readDataFile)
+}
+
+// maxDataFile bounds a data file, so a mistaken path (a log, a device) fails
+// instead of filling memory.
+const maxDataFile = 64 << 20
+
+func readDataFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	if st.Size() > maxDataFile {
+		return nil, fmt.Errorf("larger than %d MiB", maxDataFile>>20)
+	}
+	return os.ReadFile(path)
+}
+
+func readErr(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return fmt.Sprintf("cannot read %s: %v", pe.Path, pe.Err)
+	}
+	return err.Error()
+}
+
+func parse(name string, src []byte, readFile func(string) ([]byte, error)) (*Scenario, error) {
+	var root *yaml.Node
+	var err error
+	if strings.EqualFold(filepath.Ext(name), ".toml") {
+		root, err = tomlNodes(name, src)
+	} else {
+		root, err = yamlNodes(name, src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{file: name, dir: filepath.Dir(name), readFile: readFile}
+	s := p.scenario(root)
+	if len(p.errs) > 0 {
+		p.sort()
+		return nil, p.errs
+	}
+	return s, nil
+}
+
+// SetBaseURL replaces the base URL (for example with a command-line target)
+// and checks every step URL against it. Call it before Plan.
+func (s *Scenario) SetBaseURL(raw string) error {
+	p := &parser{file: s.File}
+	base := p.baseURL(raw, "base_url", 0)
+	if base != nil {
+		for _, st := range s.steps() {
+			p.checkURL(s, st, base)
+		}
+	}
+	if len(p.errs) > 0 {
+		return p.errs
+	}
+	s.BaseURL, s.base = raw, base
+	return nil
+}
+
+// steps returns the login (if any) and the steps, in Plan order.
+func (s *Scenario) steps() []*Step {
+	out := make([]*Step, 0, len(s.Steps)+1)
+	if s.Login != nil {
+		out = append(out, s.Login)
+	}
+	for i := range s.Steps {
+		out = append(out, &s.Steps[i])
+	}
+	return out
+}
+
+// StepNames returns the step names in Plan order: "login" first when the
+// scenario has a login.
+func (s *Scenario) StepNames() []string {
+	var names []string
+	for _, st := range s.steps() {
+		names = append(names, st.Name)
+	}
+	return names
+}
+
+// ScoreWeights returns the score weight of each step in Plan order.
+func (s *Scenario) ScoreWeights() []float64 {
+	var w []float64
+	for _, st := range s.steps() {
+		w = append(w, st.ScoreWeight)
+	}
+	return w
+}

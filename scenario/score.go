@@ -1,0 +1,183 @@
+package scenario
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/stacktune/stacktune/loadgen"
+)
+
+// PenaltyDefault is the Scoring.Penalties key ("error" in a file) whose
+// penalty applies to every error kind without its own.
+const PenaltyDefault loadgen.ErrKind = "error"
+
+// Scoring turns a run's result into a score and a verdict.
+type Scoring struct {
+	// Success is the points per successful request, multiplied by its
+	// step's score weight.
+	Success float64
+	// Penalties are the points subtracted per failed request, by error
+	// kind; PenaltyDefault covers the kinds not listed.
+	Penalties map[loadgen.ErrKind]float64
+	// FailIf are the limits past which the run fails.
+	FailIf FailIf
+}
+
+// FailIf holds the limits of a passing run. A zero latency limit is no
+// limit; ErrorRate always applies (0 fails on any error, 1 never fails).
+type FailIf struct {
+	// ErrorRate is the largest passing fraction of failed requests.
+	ErrorRate float64
+	// Latency limits over all requests with a latency (see loadgen.Result).
+	Mean, P50, P90, P99, Max time.Duration
+}
+
+// DefaultScoring is the scoring of a scenario without a scoring section, and
+// what a scoring section overrides field by field: 1 point per success, 10
+// per error, 20 per timeout, 50 per failed content check, and a run fails
+// past 1% errors. Do not modify it; copy it and its Penalties map.
+var DefaultScoring = Scoring{
+	Success: 1,
+	Penalties: map[loadgen.ErrKind]float64{
+		PenaltyDefault:     10,
+		loadgen.ErrTimeout: 20,
+		loadgen.ErrCheck:   50,
+	},
+	FailIf: FailIf{ErrorRate: 0.01},
+}
+
+func (s Scoring) clone() Scoring {
+	s.Penalties = maps.Clone(s.Penalties)
+	if s.Penalties == nil {
+		s.Penalties = map[loadgen.ErrKind]float64{}
+	}
+	return s
+}
+
+// Penalty returns the points subtracted for one failed request of kind k.
+func (s Scoring) Penalty(k loadgen.ErrKind) float64 {
+	if v, ok := s.Penalties[k]; ok {
+		return v
+	}
+	return s.Penalties[PenaltyDefault]
+}
+
+// ScoreResult is a scored run.
+type ScoreResult struct {
+	// Score is Points − Penalty, never below 0.
+	Score float64
+	// Passed is false when a FailIf limit was crossed, or when nothing
+	// succeeded; Reasons says why, one line each ("error rate 3.2% > 1%").
+	Passed  bool
+	Reasons []string
+	// Points is Σ successes × Success × score weight over the steps;
+	// Penalty is Σ failures × Penalty(kind).
+	Points, Penalty float64
+	// ErrorRate is Errors / Requests over the whole run.
+	ErrorRate float64
+	// Successes and Failures count requests by step name.
+	Successes, Failures map[string]int64
+	// FailuresByKind counts failed requests by error kind.
+	FailuresByKind map[loadgen.ErrKind]int64
+}
+
+// Score scores r with the scenario's scoring and step score weights.
+func (s *Scenario) Score(r *loadgen.Result) ScoreResult {
+	return Score(r, s.Scoring, s.ScoreWeights())
+}
+
+// Score scores r: stepWeights[i] is the score weight of r.Steps[i], 1 where
+// stepWeights is too short (so a plain URL run passes nil). A result
+// without steps is scored as one step from its totals.
+//
+//	Score = max(0, Σ_steps successes × s.Success × weight − Σ_kinds failures × s.Penalty(kind))
+//
+// where a step's successes are its Requests − Errors, and failures that its
+// ErrorsByKind does not account for are charged PenaltyDefault.
+func Score(r *loadgen.Result, s Scoring, stepWeights []float64) ScoreResult {
+	out := ScoreResult{
+		Successes:      map[string]int64{},
+		Failures:       map[string]int64{},
+		FailuresByKind: map[loadgen.ErrKind]int64{},
+	}
+	if r == nil {
+		out.Reasons = []string{"no result"}
+		return out
+	}
+	steps := r.Steps
+	if len(steps) == 0 && r.Requests > 0 {
+		steps = []loadgen.StepResult{{Requests: r.Requests, Errors: r.Errors, ErrorsByKind: r.ErrorsByKind}}
+	}
+	var successes int64
+	for i, st := range steps {
+		w := 1.0
+		if i < len(stepWeights) {
+			w = stepWeights[i]
+		}
+		ok := max(st.Requests-st.Errors, 0)
+		successes += ok
+		out.Successes[st.Name] += ok
+		out.Failures[st.Name] += st.Errors
+		out.Points += float64(ok) * s.Success * w
+		var kinds int64
+		for k, n := range st.ErrorsByKind {
+			if n <= 0 {
+				continue
+			}
+			kinds += n
+			out.FailuresByKind[k] += n
+			out.Penalty += float64(n) * s.Penalty(k)
+		}
+		if rest := st.Errors - kinds; rest > 0 {
+			out.FailuresByKind[PenaltyDefault] += rest
+			out.Penalty += float64(rest) * s.Penalty(PenaltyDefault)
+		}
+	}
+	out.Score = max(out.Points-out.Penalty, 0)
+	if r.Requests > 0 {
+		out.ErrorRate = float64(r.Errors) / float64(r.Requests)
+	}
+	switch {
+	case r.Requests == 0:
+		out.Reasons = append(out.Reasons, "no requests completed")
+	case successes == 0:
+		out.Reasons = append(out.Reasons, "no successful requests")
+	}
+	if r.Requests > 0 && out.ErrorRate > s.FailIf.ErrorRate {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("error rate %s > %s", percent(out.ErrorRate), percent(s.FailIf.ErrorRate)))
+	}
+	for _, l := range []struct {
+		name       string
+		got, limit time.Duration
+	}{
+		{"mean", r.Latency.Mean, s.FailIf.Mean},
+		{"p50", r.Latency.P50, s.FailIf.P50},
+		{"p90", r.Latency.P90, s.FailIf.P90},
+		{"p99", r.Latency.P99, s.FailIf.P99},
+		{"max", r.Latency.Max, s.FailIf.Max},
+	} {
+		if l.limit > 0 && l.got > l.limit {
+			out.Reasons = append(out.Reasons, fmt.Sprintf("%s latency %v > %v", l.name, roundDuration(l.got), l.limit))
+		}
+	}
+	out.Passed = len(out.Reasons) == 0
+	return out
+}
+
+// percent formats a fraction as a percentage with up to 3 significant
+// digits: 0.032 → "3.2%".
+func percent(f float64) string {
+	return strconv.FormatFloat(f*100, 'g', 3, 64) + "%"
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d
+}
