@@ -1,0 +1,408 @@
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/stacktune/stacktune/loadgen"
+)
+
+// PlanOptions shapes the users of a plan.
+type PlanOptions struct {
+	// Timeout bounds each request (connect, send, response, body); 0 uses
+	// the run's timeout (loadgen.RequestTimeout of Do's context).
+	Timeout time.Duration
+	// KeepAlive reuses each user's connection; false opens one per request.
+	KeepAlive bool
+	// Seed makes step choices and {{list}}/{{rand}} values reproducible:
+	// user id draws from a PRNG seeded with Seed+id.
+	Seed uint64
+	// ThinkTime makes a user pause for its step's think time after the
+	// step (closed model); false ignores think times (open model, where
+	// the engine sets the pace).
+	ThinkTime bool
+}
+
+// MaxBody is how much of a response body is kept for checks; the rest is
+// read (and counted in Sample.Bytes) but not checked.
+const MaxBody = 4 << 20
+
+// Plan returns a loadgen plan running the scenario. Plan.Steps are the step
+// names, with "login" first when the scenario has a login; Sample.Step
+// indexes them.
+//
+// Each user has its own HTTP/1.1 client (its own connection, MaxConnsPerHost
+// 1), cookie jar and PRNG, and does not follow redirects. Its first Do sends
+// the login (retried by the next Do until it succeeds); every other Do picks
+// a step by weight, fills its templates, sends it, reads the body and checks
+// the expectations.
+func (s *Scenario) Plan(opt PlanOptions) (loadgen.Plan, error) {
+	ps, err := s.newPlanState(opt)
+	if err != nil {
+		return loadgen.Plan{}, err
+	}
+	return loadgen.Plan{Steps: s.StepNames(), NewUser: ps.newUser}, nil
+}
+
+func (s *Scenario) newPlanState(opt PlanOptions) (*planState, error) {
+	if s == nil || len(s.Steps) == 0 {
+		return nil, errors.New("scenario: no steps")
+	}
+	if opt.Timeout < 0 {
+		return nil, fmt.Errorf("scenario: negative timeout %v", opt.Timeout)
+	}
+	weights := make([]float64, len(s.Steps))
+	for i, st := range s.Steps {
+		weights[i] = st.Weight
+	}
+	ps := &planState{
+		opt:     opt,
+		base:    s.base,
+		login:   s.Login,
+		steps:   s.Steps,
+		headers: s.headers,
+		lists:   s.lists,
+		seq:     make([]atomic.Uint64, len(s.lists)),
+		user:    s.userList,
+		picker:  newPicker(weights),
+		sleep:   sleep,
+	}
+	if s.Login != nil {
+		ps.offset = 1
+	}
+	return ps, nil
+}
+
+// planState is shared by the users of one plan.
+type planState struct {
+	opt     PlanOptions
+	base    *url.URL
+	login   *Step
+	steps   []Step
+	headers []header
+	lists   [][]string
+	seq     []atomic.Uint64
+	user    int // the list {{user}} comes from, or -1
+	picker  picker
+	offset  int // 1 when Plan.Steps starts with "login"
+	// sleep pauses for a think time; tests replace it.
+	sleep func(ctx context.Context, d time.Duration)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// picker chooses an index with probability proportional to its weight.
+type picker struct {
+	cum []float64 // running sums of the weights
+}
+
+func newPicker(weights []float64) picker {
+	cum := make([]float64, len(weights))
+	total := 0.0
+	for i, w := range weights {
+		total += w
+		cum[i] = total
+	}
+	return picker{cum: cum}
+}
+
+func (p picker) pick(r *rand.Rand) int {
+	x := r.Float64() * p.cum[len(p.cum)-1]
+	i := sort.Search(len(p.cum), func(i int) bool { return p.cum[i] > x })
+	return min(i, len(p.cum)-1)
+}
+
+func (ps *planState) newUser(id int) (loadgen.User, error) {
+	seed := ps.opt.Seed + uint64(id)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	dialer := &net.Dialer{Timeout: ps.opt.Timeout, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		DialContext:           dialer.DialContext,
+		DisableKeepAlives:     !ps.opt.KeepAlive,
+		MaxConnsPerHost:       1,
+		MaxIdleConnsPerHost:   1,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   ps.opt.Timeout,
+		ResponseHeaderTimeout: ps.opt.Timeout,
+	}
+	u := &user{
+		ps: ps,
+		id: id,
+		tr: tr,
+		client: &http.Client{
+			Transport:     tr,
+			Jar:           jar,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		fill: newFiller(rng, ps.lists, ps.seq),
+		rng:  rng,
+	}
+	if ps.user >= 0 {
+		vals := ps.lists[ps.user]
+		u.fill.user = vals[id%len(vals)]
+	}
+	if ps.login == nil {
+		u.loggedIn = true
+	}
+	return u, nil
+}
+
+type user struct {
+	ps       *planState
+	id       int
+	tr       *http.Transport
+	client   *http.Client
+	fill     *filler
+	rng      *rand.Rand
+	loggedIn bool
+	body     bytes.Buffer
+}
+
+// Close closes the user's idle connection.
+func (u *user) Close() error {
+	u.tr.CloseIdleConnections()
+	return nil
+}
+
+// Do sends the login if the user is not logged in yet, else a step picked
+// by weight, then pauses for the step's think time when enabled.
+func (u *user) Do(ctx context.Context, intended time.Time) loadgen.Sample {
+	var st *Step
+	var idx int
+	login := !u.loggedIn
+	if login {
+		st = u.ps.login
+	} else {
+		i := u.ps.picker.pick(u.rng)
+		st, idx = &u.ps.steps[i], i+u.ps.offset
+	}
+	s := u.send(ctx, intended, st, login)
+	s.Step = idx
+	if login && s.Err == loadgen.OK {
+		u.loggedIn = true
+	}
+	if u.ps.opt.ThinkTime && st.Think > 0 && ctx.Err() == nil {
+		u.ps.sleep(ctx, st.Think)
+	}
+	return s
+}
+
+func (u *user) send(ctx context.Context, intended time.Time, st *Step, login bool) loadgen.Sample {
+	timeout := u.ps.opt.Timeout
+	if timeout == 0 {
+		timeout = loadgen.RequestTimeout(ctx)
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	req, err := u.request(rctx, st, login)
+	if err != nil {
+		return loadgen.Sample{Err: loadgen.ErrOther, Detail: short(err.Error())}
+	}
+	start := time.Now()
+	from := intended
+	if from.IsZero() || from.After(start) {
+		from = start
+	}
+	fail := func(err error) loadgen.Sample {
+		k, d := classify(err, ctx, rctx, timeout)
+		return loadgen.Sample{Latency: time.Since(from), Err: k, Detail: d}
+	}
+	resp, err := u.client.Do(req)
+	if err != nil {
+		return fail(err)
+	}
+	u.body.Reset()
+	n, err := u.body.ReadFrom(io.LimitReader(resp.Body, MaxBody))
+	truncated := false
+	if err == nil {
+		var extra int64
+		extra, err = io.Copy(io.Discard, resp.Body)
+		n += extra
+		truncated = extra > 0
+	}
+	resp.Body.Close()
+	if err != nil {
+		s := fail(err)
+		s.Status, s.Bytes = resp.StatusCode, n
+		return s
+	}
+	s := loadgen.Sample{Latency: time.Since(from), Status: resp.StatusCode, Bytes: n}
+	s.Err, s.Detail = check(st, resp.StatusCode, u.body.Bytes(), truncated)
+	return s
+}
+
+// request builds the HTTP request of st with its templates filled.
+func (u *user) request(ctx context.Context, st *Step, login bool) (*http.Request, error) {
+	f := u.fill
+	f.reset()
+	f.bind = -1
+	if login {
+		f.bind = u.id
+	}
+	raw := st.url.string(f)
+	ref, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("invalid URL %q", raw)
+	}
+	if !ref.IsAbs() {
+		if u.ps.base == nil {
+			return nil, fmt.Errorf("relative URL %q and no base URL", raw)
+		}
+		ref = u.ps.base.ResolveReference(ref)
+	}
+	var body io.Reader
+	contentType := ""
+	switch {
+	case len(st.form) > 0:
+		vals := url.Values{}
+		for _, ft := range st.form {
+			vals.Add(ft.name, ft.value.string(f))
+		}
+		body = strings.NewReader(vals.Encode())
+		contentType = "application/x-www-form-urlencoded"
+	case st.Body != "":
+		body = strings.NewReader(st.body.string(f))
+	}
+	req, err := http.NewRequestWithContext(ctx, st.Method, ref.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "stacktune")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for _, hs := range [][]header{u.ps.headers, st.headers} {
+		for _, h := range hs {
+			v := h.value.string(f)
+			if http.CanonicalHeaderKey(h.name) == "Host" {
+				req.Host = v
+				continue
+			}
+			req.Header.Set(h.name, v)
+		}
+	}
+	return req, nil
+}
+
+// check applies st's expectations to a response.
+func check(st *Step, status int, body []byte, truncated bool) (loadgen.ErrKind, string) {
+	x := &st.Expect
+	if len(x.Status) == 0 {
+		if status >= 400 {
+			return loadgen.ErrStatus, fmt.Sprintf("status %d, want < 400", status)
+		}
+	} else if !containsInt(x.Status, status) {
+		want := make([]string, len(x.Status))
+		for i, c := range x.Status {
+			want[i] = strconv.Itoa(c)
+		}
+		if len(want) == 1 {
+			return loadgen.ErrStatus, fmt.Sprintf("status %d, want %s", status, want[0])
+		}
+		return loadgen.ErrStatus, fmt.Sprintf("status %d, want one of %s", status, strings.Join(want, ", "))
+	}
+	of := "body"
+	if truncated {
+		of = fmt.Sprintf("first %d MiB of the body", MaxBody>>20)
+	}
+	for _, c := range x.Contains {
+		if !bytes.Contains(body, []byte(c)) {
+			return loadgen.ErrCheck, fmt.Sprintf("%s lacks %q", of, shortString(c, 40))
+		}
+	}
+	if st.sel != nil {
+		doc, err := html.Parse(bytes.NewReader(body))
+		if err != nil {
+			return loadgen.ErrCheck, fmt.Sprintf("%s is not HTML: %v", of, err)
+		}
+		if n := len(st.sel.MatchAll(doc)); n < x.MinCount {
+			return loadgen.ErrCheck, fmt.Sprintf("selector %q matched %d elements, want at least %d", shortString(x.Selector, 40), n, x.MinCount)
+		}
+	}
+	return loadgen.OK, ""
+}
+
+func containsInt(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// classify maps a client error to an error kind and a short detail. ctx is
+// the run's context, rctx the request's (with the timeout).
+func classify(err error, ctx, rctx context.Context, timeout time.Duration) (loadgen.ErrKind, string) {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	msg := err.Error()
+	var ne net.Error
+	var oe *net.OpError
+	var dns *net.DNSError
+	if errors.As(err, &oe) && oe.Op != "dial" && oe.Err != nil {
+		// "read tcp 127.0.0.1:53412->127.0.0.1:8080: read: connection reset
+		// by peer": the ephemeral port would make every detail distinct.
+		msg = oe.Err.Error()
+	}
+	switch {
+	case ctx.Err() != nil:
+		return loadgen.ErrOther, "canceled: the run stopped"
+	case rctx.Err() == context.DeadlineExceeded, errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout():
+		return loadgen.ErrTimeout, fmt.Sprintf("no complete response within %v", timeout)
+	case errors.As(err, &dns), errors.As(err, &oe) && oe.Op == "dial":
+		return loadgen.ErrConnect, short(msg)
+	case strings.Contains(msg, "malformed"), strings.Contains(msg, "server response headers exceeded"),
+		strings.Contains(msg, "transfer encoding"), strings.Contains(msg, "Content-Length"),
+		strings.Contains(msg, "tls:"):
+		return loadgen.ErrProtocol, short(msg)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), isReset(err),
+		strings.Contains(msg, "server closed idle connection"), strings.Contains(msg, "connection reset"),
+		strings.Contains(msg, "broken pipe"):
+		return loadgen.ErrReset, short(msg)
+	}
+	return loadgen.ErrOther, short(msg)
+}
+
+// short cuts a detail to 120 bytes, so details stay readable and few.
+func short(s string) string { return shortString(s, 120) }
+
+func shortString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xc0 == 0x80 { // do not split a UTF-8 sequence
+		n--
+	}
+	return s[:n] + "…"
+}
