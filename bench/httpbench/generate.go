@@ -716,7 +716,11 @@ func ensureQuarter(log string, size int64) (quarterInfo, error) {
 		if err != nil {
 			return q, fmt.Errorf("creating the quarter log: %w", err)
 		}
-		defer os.Remove(f.Name())
+		defer os.Remove(f.Name()) // a no-op after the rename
+		if err := f.Chmod(0o644); err != nil {
+			f.Close()
+			return q, err
+		}
 		bw = bufio.NewWriterSize(f, 1<<20)
 		out = bw
 	}
