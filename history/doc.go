@@ -1,0 +1,81 @@
+// Package history remembers every benchmark run and turns the runs into the
+// table of score transitions ISUCON teams keep by hand: one row per change
+// (label), how many runs it had, their median, and the change against the
+// first and the previous row; and into charts of the same.
+//
+// # Store
+//
+// Open opens (creating when missing) an SQLite database through the pure-Go
+// driver modernc.org/sqlite ("sqlite"), so stacktune needs no cgo.
+// DefaultPath picks $STACKTUNE_HISTORY, else
+// $XDG_DATA_HOME/stacktune/history.db, else
+// ~/.local/share/stacktune/history.db.
+//
+// Several stacktune processes may append to one database at once (two
+// terminals benchmarking two things, or a benchmark while another reads the
+// table). Every connection sets, in this order, a busy timeout (10 s: a
+// writer waits for the lock instead of failing with SQLITE_BUSY), WAL
+// journaling (readers never block the writer, and the writer never blocks
+// readers) and synchronous=NORMAL (safe with WAL; a crash of the machine can
+// lose the last runs but never corrupts the file). Transactions begin
+// IMMEDIATE, taking the write lock at the start, so a transaction that reads
+// and then writes cannot deadlock against another process doing the same.
+// Add is a single INSERT, atomic on its own.
+//
+// The schema is versioned. The schema_version table holds one row per
+// applied migration; Open applies the missing ones of the append-only list
+// in migrate.go in one IMMEDIATE transaction, so when two processes create
+// the same new database, one migrates and the other then finds nothing to
+// do. Opening a database whose version is newer than the build fails with
+// ErrNewerSchema rather than writing rows an older schema might not
+// describe. Version 1 has one table, runs: times are Unix nanoseconds,
+// durations nanoseconds, the full result JSON is kept as text in details.
+//
+// Credentials are never stored: Add removes URL user information
+// (user:password@, token@) from the target and from every string in the
+// details JSON (StripCredentials). Details without any are stored byte for
+// byte; details that needed scrubbing are re-encoded (keys then sorted).
+// Only URLs with a scheme are recognised; secrets in query strings,
+// headers or DSNs without a scheme are the caller's to leave out.
+//
+// # Transitions
+//
+// Transitions groups consecutive runs with the same label into a Step, in
+// the order given (Runs returns them oldest first). A label that comes back
+// after another one starts a new step marked Again: re-measuring the
+// baseline after a revert is a row of its own, where it happened. A step
+// has the median (the mean of the middle two for an even count), minimum
+// and maximum score, the runs that passed, XFirst (median over the first
+// step's median) and relative changes against the first and previous step,
+// and the medians of the runs' requests per second and p99 latency. When
+// the first step's median is 0 (a failed baseline), ratios against it are
+// undefined: HasFirst is false, they are left 0, tables show "-", and JSON
+// has null (never NaN, which JSON cannot carry). HasPrev does the same for
+// the previous step.
+//
+// # Rendering
+//
+// WriteTable writes the steps as an aligned text table (East Asian wide
+// characters count two columns, so Japanese labels line up), a Markdown
+// table, or JSON ({"steps": [...]}, see Step.MarshalJSON; durations in
+// seconds as elsewhere in stacktune's JSON). Labels show as "(no label)"
+// when empty and get " (again)" when measured again.
+//
+// WriteChart draws one chart in three kinds (ChartKind picks one from a
+// file name): per step, on the x axis as "N. label", a bar up to the median,
+// every run's score as a point beside it (a red cross for a run that did
+// not pass), and a dashed line at the first step's median. SVG and PNG come
+// from gonum/plot with its embedded Liberation fonts, 960x540 pixels (80
+// per step when wider, up to 4000); long labels are cut at 32 characters
+// and rotated. Liberation has no CJK glyphs, so PNG labels show '?' for
+// them (SVG keeps the text and the viewer's fonts draw it; HTML too).
+//
+// HTML comes from go-echarts: one self-contained page with tooltips that
+// works offline. go-echarts can only point <script src> at an assets host
+// (a CDN by default), so the page instead inlines ECharts 5.6.0
+// (dist/echarts.min.js from the npm package, Apache-2.0, about 1 MB;
+// embedded gzipped, see assets/README.md) and loads nothing from anywhere.
+// Labels are written into the page's script as JSON that go-echarts does
+// not escape, so "</" and "<!--" in a label get an invisible zero-width
+// space after the '<'.
+package history
