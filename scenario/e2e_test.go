@@ -415,3 +415,51 @@ steps:
 		t.Errorf("canceled: %+v", x)
 	}
 }
+
+// TestConcurrentUsers drives users from the public Plan at once, as loadgen
+// does: each keeps its own session.
+func TestConcurrentUsers(t *testing.T) {
+	a, srv := newApp(t)
+	s := loadApp(t, appScenario, srv)
+	plan, err := s.Plan(PlanOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const users, each = 4, 50
+	var wg sync.WaitGroup
+	results := make([][]loadgen.Sample, users)
+	for id := range users {
+		u, err := plan.NewUser(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer u.Close()
+			for range each {
+				results[id] = append(results[id], u.Do(context.Background(), time.Now()))
+			}
+		}()
+	}
+	wg.Wait()
+	for id, xs := range results {
+		if xs[0].Step != 0 || xs[0].Err != loadgen.OK {
+			t.Errorf("user %d: first sample %+v, want a login", id, xs[0])
+		}
+		for _, x := range xs[1:] {
+			if x.Step == 0 || x.Step >= len(plan.Steps) {
+				t.Errorf("user %d: step %d after the login", id, x.Step)
+			}
+		}
+	}
+	// Users 0 and 2 log in as alice, 1 and 3 as bob; nobody browses anonymously.
+	count := map[string]int{}
+	for _, e := range a.events() {
+		_, who, _ := strings.Cut(e, " as ")
+		count[who]++
+	}
+	if count[`""`] != users || count[`"alice"`] != count[`"bob"`] || count[`"alice"`] != 2*(each-1) {
+		t.Errorf("requests by session: %v", count)
+	}
+}

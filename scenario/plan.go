@@ -142,7 +142,10 @@ func (ps *planState) newUser(id int) (loadgen.User, error) {
 		return nil, err
 	}
 	dialer := &net.Dialer{Timeout: ps.opt.Timeout, KeepAlive: 30 * time.Second}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true) // one connection per user: no HTTP/2 multiplexing
 	tr := &http.Transport{
+		Protocols:             &protocols,
 		DialContext:           dialer.DialContext,
 		DisableKeepAlives:     !ps.opt.KeepAlive,
 		MaxConnsPerHost:       1,

@@ -1,0 +1,133 @@
+// Package scenario describes a load test of a web application in a file,
+// runs it through loadgen and scores the result, the way an ISUCON
+// benchmarker does: virtual users log in, browse pages picked by weight,
+// every response is checked (status, content, CSS selector), and the run
+// earns points for successes and loses points for failures.
+//
+// # Design
+//
+// Load (or Parse) reads a YAML file, or a TOML file when the name ends in
+// ".toml", into one tree of yaml.Nodes (TOML is decoded and rebuilt as nodes,
+// with the line of each key found in the source), then one validator walks
+// the tree. It checks everything up front and reports every problem at once,
+// each as
+//
+//	scenario.yaml:17: steps[2].expect.status: want an integer or a list of integers
+//
+// (an Errors of *FieldError): syntax errors, unknown fields (with a "did you
+// mean" for typos), wrong types, bad durations, non-positive weights, empty
+// steps, unknown template lists, bad placeholders, invalid CSS selectors,
+// URLs that are not absolute http or https after joining base_url, methods
+// that cannot carry the given form or body, duplicate step names, unreadable
+// or empty data files. Templates and selectors are compiled at load; a
+// request only fills placeholders and parses the filled URL, and only steps
+// with a selector parse their HTML response.
+//
+// Scenario.Plan returns a loadgen.Plan. Its Steps are the step names, with
+// "login" first when the scenario has a login, and Sample.Step indexes them.
+// Each virtual user (Plan.NewUser) has its own http.Client: its own
+// Transport (MaxConnsPerHost 1, keep-alive as PlanOptions.KeepAlive says,
+// HTTP/1.1), its own cookie jar, redirects not followed, and its own PRNG
+// seeded with PlanOptions.Seed+id, so a run's choices are reproducible. Its
+// first Do sends the login (a failed login is a sample of step "login", and
+// the next Do tries again); every other Do picks a step by weight, fills its
+// templates, sends it, reads the body (up to MaxBody kept for checks, the
+// rest read and counted), checks it, and then, when PlanOptions.ThinkTime
+// is set, pauses for the step's think time (returning early when the run
+// stops). Each request is bounded by PlanOptions.Timeout, or by the run's
+// timeout (loadgen.RequestTimeout) when that is 0. Latency counts from the
+// intended time loadgen passes to Do.
+//
+// Failures are classified into loadgen error kinds: a refused dial or a
+// DNS failure is ErrConnect; no complete response within the timeout is
+// ErrTimeout; a connection reset, or closed before the response or body was
+// complete, is ErrReset; a malformed response is ErrProtocol; an unexpected
+// status is ErrStatus ("status 500, want 200"); a failed substring or
+// selector check is ErrCheck (`selector "#friends li" matched 0 elements,
+// want at least 1`); anything else is ErrOther. Details are short and free
+// of ephemeral ports, so loadgen's first-few-details lists stay readable.
+//
+// Score turns a loadgen.Result into points and a verdict (see Scoring):
+//
+//	Score = max(0, Σ_steps successes × success × score_weight − Σ_kinds failures × penalty(kind))
+//
+// A run passes when something succeeded and no fail_if limit is crossed.
+// Score with nil weights scores a plain URL run (one step, weight 1).
+//
+// # Schema
+//
+// Every field but steps and each step's url is optional. Fields not listed
+// here are errors, except top-level fields starting with "x-", which are
+// ignored (a place for YAML anchors). YAML anchors, aliases and merge keys
+// (<<) work anywhere; explicit fields win over merged ones.
+//
+//	name: isucon-like          # default: the file name without its extension
+//	base_url: http://127.0.0.1:8080   # http or https; needed by relative step URLs
+//	headers:                   # sent with every request (a step's own win)
+//	  Accept-Language: ja      # values are templates, without {{user}}
+//	data:                      # lists for templates
+//	  users: [alice, bob]      # inline: a list of scalars
+//	  entry_ids: {file: ids.txt}   # one value per line, relative to this file;
+//	                               # surrounding spaces trimmed, blank lines skipped
+//	session:
+//	  login:                   # optional; sent once per user before its steps
+//	    method: POST           # default POST with a form or body, else GET
+//	    url: /login            # required
+//	    form: {email: "{{users}}@example.com", password: "{{users}}"}
+//	    body: ...              # instead of form: sent as is
+//	    headers: {...}
+//	    expect: {...}          # as for steps
+//	    think: 0s
+//	    score_weight: 1        # default 1
+//	steps:                     # at least one
+//	  - name: home             # default "METHOD url"; names are unique, "login" is taken
+//	    weight: 10             # relative frequency, > 0; default 1
+//	    score_weight: 10       # points multiplier, ≥ 0; default: weight
+//	    method: GET            # GET HEAD POST PUT PATCH DELETE OPTIONS, any case;
+//	                           # default POST with a form or body, else GET
+//	    url: /                 # required; relative to base_url, or absolute
+//	    form: {comment: hi}    # url-encoded, fields in file order; values are templates
+//	    body: '{"a": 1}'       # a template sent as is; form and body are exclusive;
+//	                           # set Content-Type in headers
+//	    headers: {Content-Type: application/json}
+//	    expect:
+//	      status: 200          # an integer or a list; default: any status below 400
+//	                           # (redirects are not followed: a 302 is a 302)
+//	      contains: Welcome    # a substring, or a list that must all be in the body
+//	      selector: "#friends li"   # CSS (cascadia); must match min_count elements
+//	      min_count: 1         # default 1; needs selector
+//	    think: 100ms           # pause after the step when think time is on; default 0
+//	scoring:                   # each field overrides DefaultScoring
+//	  success: 1               # points per successful request × score_weight; default 1
+//	  penalties:               # points per failed request, by kind, ≥ 0
+//	    error: 10              # every kind without its own; default 10
+//	    timeout: 20            # default 20
+//	    check: 50              # default 50
+//	    connect: 10            # also reset, protocol, status, other: default = error
+//	  fail_if:                 # the run fails past any of these
+//	    error_rate: 0.01       # a fraction or "1%"; default 0.01; 1 never fails
+//	    p99: 2s                # also mean, p50, p90, max; default none
+//
+// Durations are Go durations (100ms, 2s, 1m30s). TOML files use the same
+// fields: [[steps]] tables, [session.login], inline tables for expect and
+// form, durations as strings.
+//
+// # Templates
+//
+// url, form values, body and header values are templates:
+//
+//	{{users}}        a random value of list users; every {{users}} of one
+//	                 request gets the same value
+//	{{users.seq}}    the next value of users in order, round-robin shared by
+//	                 all users of a plan (also one value per request)
+//	{{user}}         the value this virtual user logged in with: in the login
+//	                 request every list is bound to the user's own row (user
+//	                 id N takes value N mod the list's length, so parallel lists
+//	                 such as users and passwords stay aligned), and {{user}} is
+//	                 the first list the login uses; needs a login using a list
+//	{{rand 1 1000}}  a random integer in [1, 1000], fresh for each placeholder
+//
+// In a URL, values are escaped for where they land: path-escaped before the
+// first '?', query-escaped after it. List names are letters, digits, '_'
+// and '-'; "user" and "rand" are reserved.
+package scenario
