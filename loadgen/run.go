@@ -172,8 +172,13 @@ func (r *runner) run(users []User) (*Result, error) {
 	r.stopMu.Unlock()
 	var elapsed time.Duration
 	switch {
+	case reason == StopDuration:
+		elapsed = opt.Duration // completions after the end were discarded
 	case reason != "":
 		elapsed = stopAt.Sub(r.mstart)
+		if opt.Duration > 0 {
+			elapsed = min(elapsed, opt.Duration)
+		}
 	case opt.Requests > 0 && r.measuredTickets() >= opt.Requests:
 		reason = StopRequests
 		last := r.mstart
@@ -248,22 +253,38 @@ func (r *runner) closedWorker(u User, sh *shard) (last time.Time) {
 	limit := r.opt.Requests
 	for !r.stopped.Load() {
 		now := time.Now()
+		if r.pastEnd(now) {
+			return last
+		}
 		measured := !now.Before(r.mstart)
 		if measured && limit > 0 && r.next.Add(1) > limit {
 			return last
 		}
 		s := u.Do(r.ctx, now)
-		if r.stopped.Load() {
-			return last // aborted by the stop, or completed after it: discarded
+		done := time.Now()
+		if r.stopped.Load() || r.pastEnd(done) {
+			return last // aborted by the stop, or completed after the end: discarded
 		}
 		if measured {
 			sh.record(&s)
-			last = time.Now()
+			last = done
 		} else {
 			sh.recordWarm()
 		}
 	}
 	return last
+}
+
+// pastEnd reports whether t is at or after the end of the measured
+// phase; the first worker to notice stops the run (the timer that does so
+// may be late on a busy machine, and completions after the end are not
+// counted either way).
+func (r *runner) pastEnd(t time.Time) bool {
+	if r.end.IsZero() || t.Before(r.end) {
+		return false
+	}
+	r.stop(StopDuration)
+	return true
 }
 
 // openWorker takes the next scheduled ticket, waits for its intended time,
@@ -286,7 +307,7 @@ func (r *runner) openWorker(u User, sh *shard) (last time.Time) {
 		}
 		t := r.ticketTime(k)
 		if !r.end.IsZero() && !t.Before(r.end) {
-			return last
+			return last // scheduled after the end; requests in flight go on until it
 		}
 		measured := k >= r.k0
 		now := time.Now()
@@ -312,12 +333,13 @@ func (r *runner) openWorker(u User, sh *shard) (last time.Time) {
 			continue
 		}
 		s := u.Do(r.ctx, t)
-		if r.stopped.Load() {
+		done := time.Now()
+		if r.stopped.Load() || r.pastEnd(done) {
 			return last
 		}
 		if measured {
 			sh.record(&s)
-			last = time.Now()
+			last = done
 		} else {
 			sh.recordWarm()
 		}

@@ -1,0 +1,85 @@
+// Package loadgen is the load generator of `stacktune bench`: it drives a
+// Plan's users against a server, bounded in time and count, and reports
+// throughput, errors by kind and latency percentiles per step.
+//
+// # Models
+//
+// Closed model (Options.Rate == 0, like wrk and ab): Options.Connections
+// goroutines each own one User (Plan.NewUser(i)) and issue requests back
+// to back. Each request's latency runs from its actual send time. A slow
+// server slows the client down with it, so a stall shows as one slow
+// request, however many requests the stall held back: the "coordinated
+// omission" of closed-loop generators.
+//
+// Open model (Rate > 0, like wrk2): requests are scheduled at evenly spaced
+// intended times, start + k/Rate for ticket k = 0, 1, 2, ... The schedule is
+// a clock, not a goroutine: a worker takes the next ticket from an atomic
+// counter, sleeps until its intended time if that is still ahead, and
+// sends; it never sends before the intended time, so the client cannot
+// bunch requests up or free-run. Connections workers (each with its own
+// User) serve the tickets. Latency is measured from the intended time, so
+// when the server (or the client) falls behind, the requests that queue up
+// carry their waiting time in their latency: coordinated omission is
+// corrected. The queue is bounded: a ticket already late by more than the
+// timeout when a worker takes it (the queue holds more than Rate×Timeout
+// tickets) is not sent but counted as a timeout, its latency being its
+// lateness. Result.Backlog counts the tickets due before the run stopped
+// that no worker took.
+//
+// # Bounds
+//
+// Run refuses an unbounded run: Duration or Requests must be set.
+// Requests is exact: tickets are counted, so exactly Requests requests are
+// started, and the run ends when the last of them completes (successful or
+// not); nothing is sent beyond them. Duration bounds the measured window
+// [start, start+Duration): a request that completes after the end is not
+// counted, and the requests in flight at the end are aborted through the
+// context handed to User.Do. WarmUp runs the same load first; requests
+// started during it are counted only in Result.WarmUpRequests (they are a
+// separate phase, discarded), and the measured phase's start, counts and
+// histograms are clean of them. MaxDuration (default 10m) bounds the whole
+// run whatever else is set; ctx cancellation stops it too. Both return the
+// partial result with an error (ErrMaxDuration, or ctx's cause).
+// Result.Stopped names the bound that ended a run.
+//
+// # Recording
+//
+// Each worker records into its own shard (with more than 64 users, users
+// share 64 shards): per step an HDR histogram (hdrhistogram-go, 1µs to 60s,
+// 3 significant digits), counts, bytes, errors by ErrKind and the first 5
+// distinct details per kind. Samples are never kept; shards are merged at
+// the end, and for Progress once a second. Latency percentiles cover the
+// requests that got a response (whatever its status) and the timeouts;
+// connect, reset and protocol errors have no meaningful latency and are
+// only counted.
+//
+// # Concurrency contract for users
+//
+// Run calls NewUser for every user before starting, from one goroutine,
+// and Close for every user after the last Do returns. A User's Do is
+// called from one goroutine at a time (its worker), so a User needs no
+// locking of its own state; different users run concurrently. Do must
+// return within the timeout (RequestTimeout(ctx)) and promptly once ctx is
+// canceled, which happens when the run stops; its result is then
+// discarded. KeepAlive(ctx) gives Options.KeepAlive. Plan.Check, when set,
+// can refuse options the plan was not built for.
+//
+// # The URL client
+//
+// URLPlan is the fast path, a plain HTTP/1.1 client instead of net/http:
+// each user owns one TCP connection (TCP_NODELAY, Go's default), kept alive
+// unless KeepAlive is false, in which case it dials per request and sends
+// "Connection: close". The request is serialised once per plan. Responses
+// are read through a 16 KiB bufio.Reader reused for the connection: status
+// line and headers are parsed in place (Content-Length, Transfer-Encoding
+// chunked, Connection close/keep-alive, HTTP/1.0, interim 1xx, no body for
+// HEAD, 204 and 304) and bodies are skipped with Discard, without
+// allocating per request. A reused connection that the server closed
+// before answering is redialled and the request retried once; only a
+// failed retry counts as an error. The request timeout is a socket
+// deadline, moved only when less than the timeout remains (moving it costs
+// a runtime timer update), so it fires between 1× and 1.125× the timeout;
+// any response slower than the timeout is counted as a timeout all the
+// same. Errors are classified as connect, timeout, reset or protocol;
+// statuses of 400 and above count as ErrStatus. https is refused.
+package loadgen
