@@ -108,7 +108,9 @@
 //	    error_rate: 0.01       # a fraction or "1%"; default 0.01; 1 never fails
 //	    p99: 2s                # also mean, p50, p90, max; default none
 //
-// Durations are Go durations (100ms, 2s, 1m30s). TOML files use the same
+// Relative URLs resolve against base_url as links do in a browser: "/x"
+// replaces base_url's path, "x" goes under its last "/". Durations are Go
+// durations (100ms, 2s, 1m30s). TOML files use the same
 // fields: [[steps]] tables, [session.login], inline tables for expect and
 // form, durations as strings.
 //
