@@ -20,7 +20,11 @@
 // lose the last runs but never corrupts the file). Transactions begin
 // IMMEDIATE, taking the write lock at the start, so a transaction that reads
 // and then writes cannot deadlock against another process doing the same.
-// Add is a single INSERT, atomic on its own.
+// Add is one INSERT in such a transaction. Where waiting could deadlock,
+// SQLite answers SQLITE_BUSY at once instead of waiting (it happens when
+// two processes create the same new file at the same moment, about one
+// open in thirty in the two-process test); Open, Add and Runs then try
+// again with backoff until the busy timeout has passed.
 //
 // The schema is versioned. The schema_version table holds one row per
 // applied migration; Open applies the missing ones of the append-only list

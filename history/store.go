@@ -13,7 +13,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Run is one remembered benchmark run.
@@ -82,11 +83,42 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("history: opening %s: %w", abs, err)
 	}
 	s := &Store{db: db, path: abs}
-	if err := s.migrate(context.Background()); err != nil {
+	if err := retryBusy(func() error { return s.migrate(context.Background()) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history: %s: %w", abs, err)
 	}
 	return s, nil
+}
+
+// retryBusy runs f until it does not fail with SQLITE_BUSY or
+// SQLITE_LOCKED, for up to busyTimeout. The busy timeout covers ordinary
+// lock waits, but SQLite returns SQLITE_BUSY at once where waiting could
+// deadlock, which happens when two processes create the same database at
+// the same moment (one switching the new file to WAL while the other
+// starts its migration); trying again a little later then succeeds.
+func retryBusy(f func() error) error {
+	deadline := time.Now().Add(busyTimeout)
+	wait := 5 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
 }
 
 // dsn builds the modernc.org/sqlite connection string. Every pooled
@@ -168,13 +200,26 @@ func (s *Store) Add(ctx context.Context, r *Run) (int64, error) {
 	if r.Started.IsZero() {
 		r.Started = time.Now()
 	}
-	res, err := s.db.ExecContext(ctx, insertRun,
-		r.Label, r.Started.UnixNano(), StripCredentials(r.Target), r.Scenario, r.Score, r.Passed,
-		r.Requests, r.Errors, r.RPS, int64(r.P50), int64(r.P90), int64(r.P99), int64(r.Max), details)
-	if err != nil {
-		return 0, fmt.Errorf("history: adding a run: %w", err)
-	}
-	id, err := res.LastInsertId()
+	// One IMMEDIATE transaction (see dsn): the write lock is taken up
+	// front, waiting for other writers under the busy timeout.
+	var id int64
+	err := retryBusy(func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		res, err := tx.ExecContext(ctx, insertRun,
+			r.Label, r.Started.UnixNano(), StripCredentials(r.Target), r.Scenario, r.Score, r.Passed,
+			r.Requests, r.Errors, r.RPS, int64(r.P50), int64(r.P90), int64(r.P99), int64(r.Max), details)
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
 	if err != nil {
 		return 0, fmt.Errorf("history: adding a run: %w", err)
 	}
@@ -218,7 +263,11 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	} else {
 		q += " ORDER BY started_ns, id"
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	var rows *sql.Rows
+	err := retryBusy(func() (err error) {
+		rows, err = s.db.QueryContext(ctx, q, args...)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("history: reading runs: %w", err)
 	}
