@@ -3,28 +3,19 @@ package history
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/stacktune/stacktune/report"
 	"io"
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 
 	"golang.org/x/text/width"
 )
 
-// Table formats accepted by WriteTable (the same names as package
-// report's; history cannot import report, which renders bench results that
-// refer to history).
-const (
-	Text     = "text"
-	Markdown = "markdown"
-	JSON     = "json"
-)
-
-// TableFormats lists the table formats, in the order error messages name
-// them.
-var TableFormats = []string{Text, Markdown, JSON}
+// TableFormats lists the table formats WriteTable accepts, in the order
+// error messages name them.
+var TableFormats = []string{report.Text, report.Markdown, report.JSON}
 
 // noLabel stands for the empty label in tables and charts.
 const noLabel = "(no label)"
@@ -36,7 +27,7 @@ const baselineNote = "the first step's median score is 0, so ratios against it a
 // columns), "markdown" or "json" ({"steps": [...]}, see Step.MarshalJSON).
 func WriteTable(w io.Writer, steps []Step, format string) error {
 	switch format {
-	case JSON:
+	case report.JSON:
 		if steps == nil {
 			steps = []Step{}
 		}
@@ -46,9 +37,9 @@ func WriteTable(w io.Writer, steps []Step, format string) error {
 		return enc.Encode(struct {
 			Steps []Step `json:"steps"`
 		}{steps})
-	case Markdown:
+	case report.Markdown:
 		return writeMarkdown(w, steps)
-	case Text:
+	case report.Text:
 		return writeText(w, steps)
 	}
 	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(TableFormats, ", "))
@@ -71,7 +62,7 @@ func tableRows(steps []Step) [][]string {
 		rows[i] = []string{
 			strconv.Itoa(i + 1), displayLabel(s), strconv.Itoa(s.Runs), fmt.Sprintf("%d/%d", s.Passed, s.Runs),
 			Score(s.Min), Score(s.Median), Score(s.Max), xFirst, vsFirst, vsPrev,
-			perSecond(s.RPSMedian), duration(s.P99Median),
+			report.PerSecond(s.RPSMedian), report.Duration(s.P99Median.Seconds()),
 		}
 	}
 	return rows
@@ -193,46 +184,4 @@ func writeMarkdown(w io.Writer, steps []Step) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// perSecond formats a rate with three significant digits, as package
-// report does: 96.5, 412, 1210, 45.6k.
-func perSecond(v float64) string {
-	switch {
-	case v == 0:
-		return "0"
-	case v >= 1e6:
-		return fmt.Sprintf("%.3gM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.3gk", v/1e3)
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
-}
-
-// duration formats a latency with three significant digits, as package
-// report does: 812µs, 96.0ms, 1.50s.
-func duration(d time.Duration) string {
-	sec := d.Seconds()
-	three := func(v float64) string {
-		switch {
-		case v >= 100:
-			return fmt.Sprintf("%.0f", v)
-		case v >= 10:
-			return fmt.Sprintf("%.1f", v)
-		}
-		return fmt.Sprintf("%.2f", v)
-	}
-	switch {
-	case d == 0:
-		return "0"
-	case sec < 1e-3:
-		return fmt.Sprintf("%.0fµs", sec*1e6)
-	case sec < 1:
-		return three(sec*1e3) + "ms"
-	case sec < 600:
-		return three(sec) + "s"
-	}
-	return d.Round(time.Second).String()
 }

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stacktune/stacktune/history"
+	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/loadtest"
+	"github.com/stacktune/stacktune/report"
+)
+
+// benchOptions are the flags of `stacktune bench`.
+type benchOptions struct {
+	load      loadgen.Options
+	scenario  string
+	baseURL   string
+	runs      int
+	label     string
+	format    string
+	history   string
+	noHistory bool
+	seed      uint64
+	progress  string
+}
+
+func newBenchCmd() *cobra.Command {
+	var o benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench [flags] [URL]",
+		Short: "Scored load test (plain URL or scenario file), remembered in the history",
+		Long: `bench loads a web app and scores the run like a contest benchmarker: successes
+times each step's weight, minus penalties for errors, timeouts and failed checks,
+failing the run past its thresholds (more than 1% errors by default).
+
+Without --scenario it requests one URL, with the flags wrk and hey users know.
+Every run is bounded by --duration and/or --requests; an unbounded run is refused.
+The closed model (default) keeps --connections users busy back to back; --rate
+switches to the open model, a constant arrival rate whose latency is measured from
+the intended send time, so a stalled server cannot hide its latency.
+
+Each run is stored in the history database with its --label; "stacktune history"
+prints the score transitions.`,
+		Example: `  stacktune bench -c 50 -d 10s http://127.0.0.1:8080/
+  stacktune bench -n 10000 -c 100 --keepalive=false http://127.0.0.1/   # like ab -n 10000 -c 100
+  stacktune bench --rate 500 -d 30s http://127.0.0.1:8080/api/items
+  stacktune bench --scenario isucon.yaml -d 60s --runs 3 --label "add index on relations"`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			url := ""
+			if len(args) == 1 {
+				url = args[0]
+			}
+			return runBench(cmd.Context(), o, url, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.IntVarP(&o.load.Connections, "connections", "c", loadgen.DefaultConnections, "connections (virtual users)")
+	f.DurationVarP(&o.load.Duration, "duration", "d", 0, "measured duration (default 10s when --requests is not given)")
+	f.Int64VarP(&o.load.Requests, "requests", "n", 0, "requests to complete (0 = bounded by --duration only)")
+	f.Float64Var(&o.load.Rate, "rate", 0, "open model: requests per second at a constant rate (0 = closed model)")
+	f.BoolVar(&o.load.KeepAlive, "keepalive", true, "reuse connections; false opens one per request (ab's default)")
+	f.DurationVar(&o.load.Timeout, "timeout", loadgen.DefaultTimeout, "per-request timeout")
+	f.DurationVar(&o.load.WarmUp, "warmup", 0, "run this long first and discard the results")
+	f.StringVar(&o.scenario, "scenario", "", "scenario file (YAML or TOML) instead of a URL")
+	f.StringVar(&o.baseURL, "base-url", "", "with --scenario: override its base_url")
+	f.IntVar(&o.runs, "runs", 1, "repeat the run and report min/median/max")
+	f.StringVar(&o.label, "label", "", "label stored with the runs in the history (e.g. \"add index on relations\")")
+	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.BenchFormats, ", "))
+	f.StringVar(&o.history, "history", "", "history database (default $STACKTUNE_HISTORY or ~/.local/share/stacktune/history.db)")
+	f.BoolVar(&o.noHistory, "no-history", false, "do not record the runs")
+	f.Uint64Var(&o.seed, "seed", 1, "seed for scenario choices")
+	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when it is a terminal), always, never")
+	return cmd
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io.Writer) error {
+	if err := report.CheckFormat(o.format, report.BenchFormats...); err != nil {
+		return err
+	}
+	switch {
+	case url != "" && o.scenario != "":
+		return errors.New("give either a URL or --scenario, not both")
+	case url == "" && o.scenario == "":
+		return errors.New("nothing to load: give a URL or --scenario FILE")
+	}
+	if o.load.Duration == 0 && o.load.Requests == 0 {
+		o.load.Duration = 10 * time.Second
+	}
+	var store *history.Store
+	if !o.noHistory {
+		path := o.history
+		if path == "" {
+			var err error
+			if path, err = history.DefaultPath(); err != nil {
+				return err
+			}
+		}
+		var err error
+		if store, err = history.Open(path); err != nil {
+			return err
+		}
+		defer store.Close()
+	}
+	show := o.progress == "always" || (o.progress == "auto" && isTerminal(stderr))
+	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
+		return fmt.Errorf("--progress %q: use auto, always or never", o.progress)
+	}
+	opt := loadtest.Options{URL: url, Scenario: o.scenario, BaseURL: o.baseURL, Load: o.load, Runs: o.runs, Label: o.label, Seed: o.seed}
+	if show {
+		opt.Progress = func(run int, p loadgen.Progress) {
+			total := o.load.Duration
+			if p.WarmUp {
+				total = o.load.WarmUp
+			}
+			fmt.Fprintf(stderr, "\r\033[K%s", report.ProgressLine(run, max(o.runs, 1), p.Elapsed, total, p.Requests, p.Errors, p.RPS, p.P99, p.WarmUp))
+		}
+	}
+	sum, err := loadtest.Run(ctx, opt)
+	if show {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if sum == nil {
+		return err
+	}
+	if store != nil {
+		for _, r := range historyRuns(sum) {
+			if _, herr := store.Add(ctx, &r); herr != nil {
+				return fmt.Errorf("recording the run in the history: %w", herr)
+			}
+		}
+	}
+	if werr := report.Bench(stdout, sum, o.format); werr != nil {
+		return fmt.Errorf("writing the report: %w", werr)
+	}
+	if err != nil {
+		return err
+	}
+	if !sum.Passed {
+		msg := strings.Join(sum.FailReasons, "; ")
+		if len(sum.ErrorsByKind) > 0 {
+			var kinds []string
+			for k, v := range sum.ErrorsByKind {
+				kinds = append(kinds, fmt.Sprintf("%s: %d", k, v))
+			}
+			sort.Strings(kinds)
+			msg += " (errors " + strings.Join(kinds, ", ") + ")"
+		}
+		return fmt.Errorf("the run failed: %s", msg)
+	}
+	return nil
+}
+
+// historyRuns turns a summary into one history record per run.
+func historyRuns(s *loadtest.Summary) []history.Run {
+	runs := s.Runs
+	if len(runs) == 0 {
+		runs = []loadtest.RunResult{s.RunResult}
+	}
+	ms := func(v float64) time.Duration { return time.Duration(v * 1e6) }
+	var out []history.Run
+	for _, r := range runs {
+		details, _ := json.Marshal(r) // plain data: cannot fail
+		out = append(out, history.Run{
+			Label: s.Label, Started: r.Started, Target: s.Target, Scenario: s.Scenario,
+			Score: r.Score, Passed: r.Passed, Requests: r.Requests, Errors: r.Errors, RPS: r.RPS,
+			P50: ms(r.LatencyMS.P50), P90: ms(r.LatencyMS.P90), P99: ms(r.LatencyMS.P99), Max: ms(r.LatencyMS.Max),
+			Details: details,
+		})
+	}
+	return out
+}

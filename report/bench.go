@@ -1,0 +1,114 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stacktune/stacktune/loadtest"
+)
+
+// BenchFormats are the formats Bench renders.
+var BenchFormats = []string{Text, JSON}
+
+func msDur(v float64) string { return Duration(v / 1e3) }
+
+// Bench renders a load-test summary.
+func Bench(w io.Writer, s *loadtest.Summary, format string) error {
+	switch format {
+	case JSON:
+		return WriteJSON(w, s)
+	case Text, "":
+	default:
+		return CheckFormat(format, BenchFormats...)
+	}
+	ew := &errWriter{w: w}
+	what := s.Target
+	if s.Scenario != "" {
+		what = fmt.Sprintf("scenario %s on %s", s.Scenario, s.Target)
+	}
+	model := fmt.Sprintf("closed model, %d connections", s.Connections)
+	if s.Model == "open" {
+		model = fmt.Sprintf("open model at %s requests/s (latency from the intended send time), %d connections", PerSecond(s.Rate), s.Connections)
+	}
+	ka := "keep-alive"
+	if !s.KeepAlive {
+		ka = "a new connection per request"
+	}
+	ew.printf("# %s: %s, %s, %s\n", what, model, ka, Duration(s.ElapsedS))
+	if s.Label != "" {
+		ew.printf("# label: %s\n", s.Label)
+	}
+	verdict := "PASSED"
+	if !s.Passed {
+		verdict = "FAILED: " + strings.Join(s.FailReasons, "; ")
+	}
+	ew.printf("# score %s, %s\n", trimFloat(s.Score), verdict)
+	if sp, ok := s.Spreads["score"]; ok {
+		rps := s.Spreads["rps"]
+		p99 := s.Spreads["latency_p99_ms"]
+		ew.printf("# %d runs: score min %s / median %s / max %s; req/s %s / %s / %s; p99 %s / %s / %s\n", len(s.Runs),
+			trimFloat(sp.Min), trimFloat(sp.Median), trimFloat(sp.Max), PerSecond(rps.Min), PerSecond(rps.Median), PerSecond(rps.Max),
+			msDur(p99.Min), msDur(p99.Median), msDur(p99.Max))
+	}
+	ew.printf("# requests %s (%s/s), errors %s", Count(s.Requests), PerSecond(s.RPS), Count(s.Errors))
+	if len(s.ErrorsByKind) > 0 {
+		ew.printf(" (%s)", countsLine(s.ErrorsByKind, 0))
+	}
+	ew.printf("\n# latency: mean %s, p50 %s, p90 %s, p99 %s, max %s\n\n", msDur(s.LatencyMS.Mean), msDur(s.LatencyMS.P50),
+		msDur(s.LatencyMS.P90), msDur(s.LatencyMS.P99), msDur(s.LatencyMS.Max))
+	if ew.err != nil {
+		return ew.err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "Requests\tReq/s\tErrors\tp50\tp90\tp99\tMax\tBytes\t Step\n")
+	for _, st := range s.Steps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", Count(st.Requests), PerSecond(st.RPS), Count(st.Errors),
+			msDur(st.LatencyMS.P50), msDur(st.LatencyMS.P90), msDur(st.LatencyMS.P99), msDur(st.LatencyMS.Max), Bytes(st.Bytes), st.Name)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var details []string
+	for _, st := range s.Steps {
+		for _, d := range st.Details {
+			details = append(details, st.Name+": "+d)
+		}
+	}
+	if len(details) > 0 {
+		sort.Strings(details)
+		ew.printf("\nFirst errors:\n")
+		for _, d := range details {
+			ew.printf("  %s\n", d)
+		}
+	}
+	return ew.err
+}
+
+func trimFloat(v float64) string {
+	if v == float64(int64(v)) {
+		return Count(int64(v))
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// ProgressLine renders one live progress line for a terminal.
+func ProgressLine(run, runs int, elapsed, total time.Duration, requests, errors int64, rps float64, p99 time.Duration, warmUp bool) string {
+	phase := ""
+	if warmUp {
+		phase = " warm-up"
+	}
+	of := ""
+	if runs > 1 {
+		of = fmt.Sprintf("run %d/%d ", run, runs)
+	}
+	bound := ""
+	if total > 0 {
+		bound = "/" + Duration(total.Seconds())
+	}
+	return fmt.Sprintf("%s%s%s%s  %s req  %s req/s  %s errors  p99 %s", of, Duration(elapsed.Seconds()), bound, phase,
+		Count(requests), PerSecond(rps), Count(errors), Duration(p99.Seconds()))
+}
