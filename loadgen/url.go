@@ -229,6 +229,7 @@ type urlUser struct {
 
 	mu       sync.Mutex // guards conn against abort
 	conn     net.Conn
+	raw      *rawConn // conn's reader, under br
 	deadline time.Time // the deadline set on conn
 
 	watched   context.Context
@@ -336,11 +337,17 @@ func (u *urlUser) dial(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		return &dialError{err}
 	}
+	raw, err := newRawConn(c)
+	if err != nil {
+		c.Close()
+		return &dialError{err}
+	}
 	u.mu.Lock()
 	u.conn = c
 	u.mu.Unlock()
+	u.raw = raw
 	u.deadline = time.Time{}
-	u.br.Reset(c)
+	u.br.Reset(raw)
 	return nil
 }
 
@@ -389,13 +396,7 @@ func (u *urlUser) roundTrip(ctx context.Context, start time.Time, timeout time.D
 			u.closeConn()
 			return 0, 0, err
 		}
-		if _, err := u.conn.Write(u.p.req); err != nil {
-			u.closeConn()
-			if !fresh && attempt == 0 && retryable(err) && !u.aborted.Load() {
-				continue
-			}
-			return 0, 0, err
-		}
+		u.raw.send(u.p.req) // written by the first read of the response
 		status, n, keep, err := u.readResponse()
 		if err != nil {
 			u.closeConn()
