@@ -1,214 +1,294 @@
 package loadgen
 
 import (
-	"bufio"
 	"bytes"
 	"io"
-	"math"
 	"strconv"
 )
 
 // maxHeaderBytes bounds a response's status line and headers.
 const maxHeaderBytes = 1 << 20
 
-// readResponse reads one response from u.br (after any interim 1xx
-// responses) and discards its body, without allocating. n counts every
-// byte read for it; keep says whether the connection may carry another
-// request. Protocol errors are *protoError; a connection closed before the
-// first byte is io.EOF, later io.ErrUnexpectedEOF.
-func (u *urlUser) readResponse() (status int, n int64, keep bool, err error) {
-	for {
-		line, ln, err := u.readLine()
-		n += ln
-		if err != nil {
-			if ln > 0 && err == io.EOF {
-				if !isHTTPPrefix(line) {
-					return 0, n, false, protoErrorf("malformed status line %s", quote(line))
+// Parser states.
+const (
+	stStatus     = iota // status line
+	stHeaders           // header lines, up to the empty line
+	stBody              // Content-Length body: remaining bytes
+	stChunkSize         // chunk-size line
+	stChunkData         // chunk data: remaining bytes
+	stChunkCRLF         // the CRLF after chunk data
+	stTrailers          // trailer lines, up to the empty line
+	stUntilClose        // body delimited by the connection's close
+	stDone
+)
+
+// respParser reads one HTTP/1.x response incrementally from whatever
+// bytes are available, without allocating: the caller feeds it the
+// unparsed bytes of its buffer and keeps whatever it did not consume
+// (an incomplete line) for the next feed. Bodies are skipped, never
+// copied. It is used both by the goroutine users and by the event loops.
+type respParser struct {
+	head bool // the request was HEAD: no body whatever the headers say
+
+	state         int
+	status        int
+	n             int64 // bytes consumed for this response
+	headerBytes   int64
+	remaining     int64
+	contentLength int64
+	http10        bool
+	chunked       bool
+	otherCoding   bool
+	connClose     bool
+	connKeep      bool
+	skipping      bool // inside an overlong line, dropping bytes up to its end
+	keep          bool // the connection may carry another request (once done)
+}
+
+// reset prepares the parser for the next response.
+func (p *respParser) reset(head bool) {
+	*p = respParser{head: head, contentLength: -1}
+}
+
+// done reports whether the response is complete.
+func (p *respParser) done() bool { return p.state == stDone }
+
+// feed consumes bytes of b and returns how many. full says that b fills
+// the caller's whole buffer, so an incomplete line can never complete: its
+// start is then taken as the line and the rest of it skipped. feed stops
+// at the end of the response (p.done()).
+func (p *respParser) feed(b []byte, full bool) (int, error) {
+	used := 0
+	for used < len(b) && p.state != stDone {
+		rest := b[used:]
+		switch p.state {
+		case stBody, stChunkData:
+			k := int(min(int64(len(rest)), p.remaining))
+			used += k
+			p.n += int64(k)
+			p.remaining -= int64(k)
+			if p.remaining == 0 {
+				if p.state == stBody {
+					p.state = stDone
+				} else {
+					p.state = stChunkCRLF
 				}
-				err = io.ErrUnexpectedEOF
 			}
-			return 0, n, false, err
+			continue
+		case stUntilClose:
+			used += len(rest)
+			p.n += int64(len(rest))
+			continue
 		}
-		line = trimEOL(line)
+		// Line states.
+		i := bytes.IndexByte(rest, '\n')
+		if p.skipping {
+			if i < 0 {
+				used += len(rest)
+				p.n += int64(len(rest))
+				if err := p.countHeader(len(rest)); err != nil {
+					return used, err
+				}
+				continue
+			}
+			used += i + 1
+			p.n += int64(i + 1)
+			p.skipping = false
+			if err := p.countHeader(i + 1); err != nil {
+				return used, err
+			}
+			continue
+		}
+		var line []byte
+		if i < 0 {
+			if !full || used > 0 {
+				// Wait for the rest of the line (after a compaction,
+				// when used > 0, it may fit).
+				return used, nil
+			}
+			line = rest // an overlong line: take its start, skip the rest
+			p.skipping = true
+			used += len(rest)
+			p.n += int64(len(rest))
+			if err := p.countHeader(len(rest)); err != nil {
+				return used, err
+			}
+		} else {
+			line = rest[:i+1]
+			used += i + 1
+			p.n += int64(i + 1)
+			if err := p.countHeader(i + 1); err != nil {
+				return used, err
+			}
+		}
+		if err := p.line(trimEOL(line)); err != nil {
+			return used, err
+		}
+	}
+	return used, nil
+}
+
+// countHeader bounds the bytes of status and header lines.
+func (p *respParser) countHeader(k int) error {
+	if p.state != stStatus && p.state != stHeaders {
+		return nil
+	}
+	p.headerBytes += int64(k)
+	if p.headerBytes > maxHeaderBytes {
+		return protoErrorf("response headers longer than %d bytes", maxHeaderBytes)
+	}
+	return nil
+}
+
+// line handles one complete line (without its line end) in a line state.
+func (p *respParser) line(line []byte) error {
+	switch p.state {
+	case stStatus:
 		// HTTP/1.x SP 3DIGIT [SP reason]
 		if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[8] != ' ' ||
 			!isDigit(line[7]) || !isDigit(line[9]) || !isDigit(line[10]) || !isDigit(line[11]) ||
 			(len(line) > 12 && line[12] != ' ') {
-			return 0, n, false, protoErrorf("malformed status line %s", quote(line))
+			return protoErrorf("malformed status line %s", quote(line))
 		}
-		status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
-		http10 := line[7] == '0'
-
-		contentLength := int64(-1)
-		chunked, otherCoding, connClose, connKeep := false, false, false, false
-		for {
-			line, ln, err := u.readLine()
-			n += ln
-			if err != nil {
-				if err == io.EOF {
-					err = io.ErrUnexpectedEOF
-				}
-				return status, n, false, err
-			}
-			if n > maxHeaderBytes {
-				return status, n, false, protoErrorf("response headers longer than %d bytes", maxHeaderBytes)
-			}
-			line = trimEOL(line)
-			if len(line) == 0 {
-				break
-			}
-			if line[0] == ' ' || line[0] == '\t' {
-				continue // obsolete line folding: a continuation of a header we skip
-			}
-			colon := bytes.IndexByte(line, ':')
-			if colon <= 0 {
-				return status, n, false, protoErrorf("malformed header line %s", quote(line))
-			}
-			name, value := line[:colon], trimSpace(line[colon+1:])
-			switch len(name) {
-			case len("content-length"):
-				if !equalFold(name, "content-length") {
-					continue
-				}
-				v, ok := parseDecimal(value)
-				if !ok || (contentLength >= 0 && v != contentLength) {
-					return status, n, false, protoErrorf("bad Content-Length %s", quote(value))
-				}
-				contentLength = v
-			case len("transfer-encoding"):
-				if !equalFold(name, "transfer-encoding") {
-					continue
-				}
-				// chunked must be the last coding; anything else is
-				// delimited by the connection's close.
-				last := value
-				if i := bytes.LastIndexByte(value, ','); i >= 0 {
-					last = trimSpace(value[i+1:])
-				}
-				if equalFold(last, "chunked") {
-					chunked = true
-				} else {
-					otherCoding = true
-				}
-			case len("connection"):
-				if !equalFold(name, "connection") {
-					continue
-				}
-				forEachToken(value, func(tok []byte) {
-					switch {
-					case equalFold(tok, "close"):
-						connClose = true
-					case equalFold(tok, "keep-alive"):
-						connKeep = true
-					}
-				})
-			}
+		p.status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+		p.http10 = line[7] == '0'
+		p.contentLength, p.chunked, p.otherCoding, p.connClose, p.connKeep = -1, false, false, false, false
+		p.state = stHeaders
+	case stHeaders:
+		if len(line) == 0 {
+			return p.endHeaders()
 		}
-		if status == 101 {
-			return status, n, false, protoErrorf("unexpected 101 Switching Protocols")
-		}
-		if status >= 100 && status < 200 {
-			continue // interim response: the final one follows
-		}
-		keep = !connClose && (!http10 || connKeep)
-		switch {
-		case u.p.head || status == 204 || status == 304:
-			// no body whatever the headers say
-		case chunked && !otherCoding:
-			m, err := u.discardChunked()
-			n += m
-			if err != nil {
-				return status, n, false, err
-			}
-		case contentLength >= 0 && !chunked && !otherCoding:
-			m, err := u.br.Discard(int(contentLength))
-			n += int64(m)
-			if err != nil {
-				if err == io.EOF {
-					err = io.ErrUnexpectedEOF
-				}
-				return status, n, false, err
-			}
-		default: // delimited by the server closing the connection
-			m, err := u.br.Discard(math.MaxInt)
-			n += int64(m)
-			if err != io.EOF {
-				return status, n, false, err
-			}
-			keep = false
-		}
-		return status, n, keep, nil
-	}
-}
-
-// discardChunked discards a chunked body and its trailers.
-func (u *urlUser) discardChunked() (n int64, err error) {
-	eof := func(err error) error {
-		if err == io.EOF {
-			return io.ErrUnexpectedEOF
-		}
-		return err
-	}
-	for {
-		line, ln, err := u.readLine()
-		n += ln
-		if err != nil {
-			return n, eof(err)
-		}
-		line = trimEOL(line)
+		return p.header(line)
+	case stChunkSize:
 		if i := bytes.IndexByte(line, ';'); i >= 0 {
 			line = line[:i] // chunk extensions
 		}
 		size, ok := parseHex(trimSpace(line))
 		if !ok {
-			return n, protoErrorf("bad chunk size %s", quote(line))
+			return protoErrorf("bad chunk size %s", quote(line))
 		}
 		if size == 0 {
-			for { // trailers, up to the empty line
-				line, ln, err := u.readLine()
-				n += ln
-				if err != nil {
-					return n, eof(err)
-				}
-				if len(trimEOL(line)) == 0 {
-					return n, nil
-				}
-			}
+			p.state = stTrailers
+		} else {
+			p.remaining, p.state = size, stChunkData
 		}
-		m, err := u.br.Discard(int(size))
-		n += int64(m)
-		if err != nil {
-			return n, eof(err)
+	case stChunkCRLF:
+		if len(line) != 0 {
+			return protoErrorf("chunk not followed by CRLF")
 		}
-		line, ln, err = u.readLine()
-		n += ln
-		if err != nil {
-			return n, eof(err)
-		}
-		if len(trimEOL(line)) != 0 {
-			return n, protoErrorf("chunk not followed by CRLF")
+		p.state = stChunkSize
+	case stTrailers:
+		if len(line) == 0 {
+			p.state = stDone
 		}
 	}
+	return nil
 }
 
-// readLine returns the next line (with its line end) and the bytes it
-// took. A line longer than the buffer is consumed whole; only its start
-// (up to len(u.scratch) bytes) is returned.
-func (u *urlUser) readLine() ([]byte, int64, error) {
-	line, err := u.br.ReadSlice('\n')
-	if err != bufio.ErrBufferFull {
-		return line, int64(len(line)), err
+// header handles one header line.
+func (p *respParser) header(line []byte) error {
+	if line[0] == ' ' || line[0] == '\t' {
+		return nil // obsolete line folding: a continuation of a header we skip
 	}
-	k := copy(u.scratch[:], line)
-	total := int64(len(line))
-	for err == bufio.ErrBufferFull && total <= maxHeaderBytes {
-		line, err = u.br.ReadSlice('\n')
-		total += int64(len(line))
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return protoErrorf("malformed header line %s", quote(line))
 	}
-	if err == bufio.ErrBufferFull {
-		return u.scratch[:k], total, protoErrorf("response line longer than %d bytes", maxHeaderBytes)
+	name, value := line[:colon], trimSpace(line[colon+1:])
+	switch len(name) {
+	case len("content-length"):
+		if !equalFold(name, "content-length") {
+			return nil
+		}
+		v, ok := parseDecimal(value)
+		if !ok || (p.contentLength >= 0 && v != p.contentLength) {
+			return protoErrorf("bad Content-Length %s", quote(value))
+		}
+		p.contentLength = v
+	case len("transfer-encoding"):
+		if !equalFold(name, "transfer-encoding") {
+			return nil
+		}
+		// chunked must be the last coding; anything else is delimited by
+		// the connection's close.
+		last := value
+		if i := bytes.LastIndexByte(value, ','); i >= 0 {
+			last = trimSpace(value[i+1:])
+		}
+		if equalFold(last, "chunked") {
+			p.chunked = true
+		} else {
+			p.otherCoding = true
+		}
+	case len("connection"):
+		if !equalFold(name, "connection") {
+			return nil
+		}
+		for v := value; len(v) > 0; {
+			tok := v
+			if i := bytes.IndexByte(v, ','); i >= 0 {
+				tok, v = v[:i], v[i+1:]
+			} else {
+				v = nil
+			}
+			tok = trimSpace(tok)
+			switch {
+			case equalFold(tok, "close"):
+				p.connClose = true
+			case equalFold(tok, "keep-alive"):
+				p.connKeep = true
+			}
+		}
 	}
-	return u.scratch[:k], total, err
+	return nil
+}
+
+// endHeaders decides how the body is delimited.
+func (p *respParser) endHeaders() error {
+	if p.status == 101 {
+		return protoErrorf("unexpected 101 Switching Protocols")
+	}
+	if p.status >= 100 && p.status < 200 {
+		p.state = stStatus // interim response: the final one follows
+		return nil
+	}
+	p.keep = !p.connClose && (!p.http10 || p.connKeep)
+	switch {
+	case p.head || p.status == 204 || p.status == 304:
+		p.state = stDone // no body whatever the headers say
+	case p.chunked && !p.otherCoding:
+		p.state = stChunkSize
+	case p.contentLength >= 0 && !p.chunked && !p.otherCoding:
+		p.remaining = p.contentLength
+		p.state = stBody
+		if p.remaining == 0 {
+			p.state = stDone
+		}
+	default:
+		p.state = stUntilClose
+		p.keep = false
+	}
+	return nil
+}
+
+// eof is called when the connection ended (rest holds the bytes not
+// consumed): a body delimited by the close is then complete; otherwise
+// the response was cut (io.EOF when nothing of it arrived, which is what a
+// stale keep-alive connection looks like; io.ErrUnexpectedEOF after), or
+// was not HTTP.
+func (p *respParser) eof(rest []byte) error {
+	switch {
+	case p.state == stUntilClose:
+		p.state = stDone
+		return nil
+	case p.state == stDone:
+		return nil
+	case p.state == stStatus && p.n == 0 && len(rest) == 0:
+		return io.EOF
+	case p.state == stStatus && p.n == 0 && !isHTTPPrefix(rest):
+		return protoErrorf("malformed status line %s", quote(rest))
+	}
+	return io.ErrUnexpectedEOF
 }
 
 func trimEOL(b []byte) []byte {
@@ -248,19 +328,6 @@ func equalFold(b []byte, s string) bool {
 		}
 	}
 	return true
-}
-
-// forEachToken calls f with each comma-separated, trimmed token of v.
-func forEachToken(v []byte, f func([]byte)) {
-	for len(v) > 0 {
-		i := bytes.IndexByte(v, ',')
-		if i < 0 {
-			f(trimSpace(v))
-			return
-		}
-		f(trimSpace(v[:i]))
-		v = v[i+1:]
-	}
 }
 
 // parseDecimal parses a non-negative decimal of at most 18 digits.

@@ -1,23 +1,31 @@
 package loadgen
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // parseOne runs readResponse on raw bytes.
-func parseOne(raw string, head bool) (status int, n int64, keep bool, rest int, err error) {
-	u := &urlUser{p: &urlPlan{head: head}, br: bufio.NewReaderSize(strings.NewReader(raw), 64)}
+// readers wrap the response's reader: whole, one byte per read, and
+// half of what is asked, so lines and chunks split anywhere.
+var readers = []struct {
+	name string
+	wrap func(io.Reader) io.Reader
+}{
+	{"whole", func(r io.Reader) io.Reader { return r }},
+	{"one byte", iotest.OneByteReader},
+	{"halves", iotest.HalfReader},
+}
+
+func parseOne(raw string, head bool, wrap func(io.Reader) io.Reader) (status int, n int64, keep bool, rest int, err error) {
+	rd := strings.NewReader(raw)
+	u := &urlUser{p: &urlPlan{head: head}, rd: wrap(rd), buf: make([]byte, 64)}
 	status, n, keep, err = u.readResponse()
-	rest = u.br.Buffered()
-	if b, _ := io.ReadAll(u.br); len(b) > 0 {
-		rest = len(b)
-	}
-	return status, n, keep, rest, err
+	return status, n, keep, u.w - u.r + rd.Len(), err
 }
 
 func TestReadResponse(t *testing.T) {
@@ -75,40 +83,42 @@ func TestReadResponse(t *testing.T) {
 		{name: "switching protocols", raw: "HTTP/1.1 101 Switching Protocols\r\n\r\n", status: 101, err: "proto"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			status, n, keep, rest, err := parseOne(tt.raw, tt.head)
-			var pe *protoError
-			switch tt.err {
-			case "":
-				if err != nil {
-					t.Fatalf("error %v", err)
+		for _, rd := range readers {
+			t.Run(tt.name+"/"+rd.name, func(t *testing.T) {
+				status, n, keep, rest, err := parseOne(tt.raw, tt.head, rd.wrap)
+				var pe *protoError
+				switch tt.err {
+				case "":
+					if err != nil {
+						t.Fatalf("error %v", err)
+					}
+					if keep != tt.keep {
+						t.Errorf("keep = %v, want %v", keep, tt.keep)
+					}
+					if rest != tt.rest {
+						t.Errorf("%d bytes left, want %d", rest, tt.rest)
+					}
+					if want := int64(len(tt.raw) - tt.rest); n != want {
+						t.Errorf("n = %d, want %d", n, want)
+					}
+				case "proto":
+					if !errors.As(err, &pe) {
+						t.Fatalf("error %v, want a protocol error", err)
+					}
+				case "eof":
+					if err != io.EOF {
+						t.Fatalf("error %v, want io.EOF", err)
+					}
+				case "unexpected":
+					if err != io.ErrUnexpectedEOF {
+						t.Fatalf("error %v, want io.ErrUnexpectedEOF", err)
+					}
 				}
-				if keep != tt.keep {
-					t.Errorf("keep = %v, want %v", keep, tt.keep)
+				if status != tt.status {
+					t.Errorf("status = %d, want %d", status, tt.status)
 				}
-				if rest != tt.rest {
-					t.Errorf("%d bytes left, want %d", rest, tt.rest)
-				}
-				if want := int64(len(tt.raw) - tt.rest); n != want {
-					t.Errorf("n = %d, want %d", n, want)
-				}
-			case "proto":
-				if !errors.As(err, &pe) {
-					t.Fatalf("error %v, want a protocol error", err)
-				}
-			case "eof":
-				if err != io.EOF {
-					t.Fatalf("error %v, want io.EOF", err)
-				}
-			case "unexpected":
-				if err != io.ErrUnexpectedEOF {
-					t.Fatalf("error %v, want io.ErrUnexpectedEOF", err)
-				}
-			}
-			if status != tt.status {
-				t.Errorf("status = %d, want %d", status, tt.status)
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -133,7 +143,7 @@ func TestReadResponseAllocatesNothing(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html\r\nContent-Length: 1024\r\nConnection: keep-alive\r\nETag: \"x\"\r\n\r\n" + strings.Repeat("x", 1024),
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n400\r\n" + strings.Repeat("x", 1024) + "\r\n0\r\n\r\n",
 	} {
-		u := &urlUser{p: &urlPlan{}, br: bufio.NewReaderSize(&repeater{b: []byte(raw)}, readBufferSize)}
+		u := &urlUser{p: &urlPlan{}, rd: &repeater{b: []byte(raw)}, buf: make([]byte, readBufferSize)}
 		allocs := testing.AllocsPerRun(1000, func() {
 			if _, _, _, err := u.readResponse(); err != nil {
 				t.Fatal(err)

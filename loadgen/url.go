@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -39,8 +38,8 @@ type URLOptions struct {
 // userAgent is the default User-Agent header.
 const userAgent = "stacktune-bench"
 
-// readBufferSize is each user's response buffer: a status line and
-// headers must fit (longer header lines are skipped, not parsed).
+// readBufferSize is each connection's response buffer. Header lines
+// longer than it are skipped, not parsed; bodies pass through it.
 const readBufferSize = 16 << 10
 
 // URLPlan returns a one-step plan that requests rawURL over plain HTTP/1.1
@@ -55,7 +54,7 @@ func URLPlan(rawURL string, opt URLOptions) (Plan, error) {
 	return Plan{
 		Steps: []string{p.method + " " + p.target},
 		NewUser: func(int) (User, error) {
-			return &urlUser{p: p, br: bufio.NewReaderSize(nil, readBufferSize)}, nil
+			return &urlUser{p: p, buf: make([]byte, readBufferSize)}, nil
 		},
 		Check: func(o Options) error {
 			if o.KeepAlive != opt.KeepAlive {
@@ -224,19 +223,21 @@ func (p *urlPlan) addr(ctx context.Context) (string, error) {
 // one goroutine at a time; abort may run concurrently from the context's
 // AfterFunc.
 type urlUser struct {
-	p  *urlPlan
-	br *bufio.Reader
+	p      *urlPlan
+	rd     io.Reader // raw, or a test's reader
+	buf    []byte    // read buffer: bytes [r, w) are not parsed yet
+	r, w   int
+	parser respParser
 
 	mu       sync.Mutex // guards conn against abort
 	conn     net.Conn
-	raw      *rawConn // conn's reader, under br
+	raw      *rawConn // conn's reader
 	deadline time.Time // the deadline set on conn
 
 	watched   context.Context
 	timeout   time.Duration // for requests under watched
 	stopWatch func() bool
 	aborted   atomic.Bool
-	scratch   [64]byte // the start of an overlong header line
 }
 
 // errAborted reports that the run stopped while a request was in flight.
@@ -345,9 +346,9 @@ func (u *urlUser) dial(ctx context.Context, timeout time.Duration) error {
 	u.mu.Lock()
 	u.conn = c
 	u.mu.Unlock()
-	u.raw = raw
+	u.raw, u.rd = raw, raw
+	u.r, u.w = 0, 0
 	u.deadline = time.Time{}
-	u.br.Reset(raw)
 	return nil
 }
 
@@ -410,11 +411,54 @@ func (u *urlUser) roundTrip(ctx context.Context, start time.Time, timeout time.D
 		}
 		if !keep || !u.p.keepAlive {
 			u.closeConn()
-		} else if u.br.Buffered() > 0 {
+		} else if u.r < u.w {
 			u.closeConn()
-			return status, n, protoErrorf("%d unexpected bytes after the response", u.br.Buffered())
+			return status, n, protoErrorf("%d unexpected bytes after the response", u.w-u.r)
 		}
 		return status, n, nil
+	}
+}
+
+// readResponse reads one response (after any interim 1xx ones) and
+// skips its body. n counts every byte read for it; keep says whether the
+// connection may carry another request. Protocol errors are *protoError;
+// a connection closed before the first byte is io.EOF, later
+// io.ErrUnexpectedEOF.
+func (u *urlUser) readResponse() (status int, n int64, keep bool, err error) {
+	p := &u.parser
+	p.reset(u.p.head)
+	for {
+		if u.r < u.w {
+			used, err := p.feed(u.buf[u.r:u.w], u.r == 0 && u.w == len(u.buf))
+			u.r += used
+			if err != nil {
+				return p.status, p.n, false, err
+			}
+			if p.done() {
+				return p.status, p.n, p.keep, nil
+			}
+		}
+		switch {
+		case u.r == u.w:
+			u.r, u.w = 0, 0
+		case u.w == len(u.buf):
+			u.w = copy(u.buf, u.buf[u.r:u.w]) // an incomplete line: make room
+			u.r = 0
+		}
+		m, err := u.rd.Read(u.buf[u.w:])
+		u.w += m
+		switch {
+		case m > 0:
+		case err == io.EOF:
+			if err := p.eof(u.buf[u.r:u.w]); err != nil {
+				return p.status, p.n, false, err
+			}
+			return p.status, p.n, false, nil
+		case err != nil:
+			return p.status, p.n, false, err
+		default:
+			return p.status, p.n, false, io.ErrNoProgress
+		}
 	}
 }
 
