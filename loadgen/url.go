@@ -231,7 +231,7 @@ type urlUser struct {
 
 	mu       sync.Mutex // guards conn against abort
 	conn     net.Conn
-	raw      *rawConn // conn's reader
+	raw      *rawConn  // conn's reader
 	deadline time.Time // the deadline set on conn
 
 	watched   context.Context
