@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"github.com/stacktune/stacktune/internal/bytesconv"
 	"unicode/utf8"
 )
 
@@ -189,7 +190,7 @@ func (p *labeledParser) record(f *fieldSet, r *Record) string {
 	if v, ok, bad := p.scalar(&f.bytes); bad {
 		return ReasonBytes
 	} else if ok {
-		n, good := parseUint(v)
+		n, good := bytesconv.ParseUint(v)
 		if !good {
 			return ReasonBytes
 		}
@@ -198,7 +199,7 @@ func (p *labeledParser) record(f *fieldSet, r *Record) string {
 	if v, ok, bad := p.scalar(&f.reqtime); bad {
 		return ReasonRequestTime
 	} else if ok {
-		t, good := parseSeconds(v)
+		t, good := bytesconv.ParseSeconds(v)
 		if !good {
 			return ReasonRequestTime
 		}

@@ -321,21 +321,6 @@ func TestTimes(t *testing.T) {
 	}
 }
 
-func TestParseSeconds(t *testing.T) {
-	for _, s := range []string{"0", "0.000", "0.123", "12.5", ".5", "5.", "1234567.123456", "0.1000000000000000055511151231257827", "1e-3", "3E2"} {
-		want, _ := strconv.ParseFloat(s, 64)
-		got, ok := parseSeconds([]byte(s))
-		if !ok || got != want {
-			t.Errorf("%s: got %v %v, want %v", s, got, ok, want)
-		}
-	}
-	for _, s := range []string{"", ".", "-1", "1.2.3", "abc", "1e", "NaN", "Inf", "1e999"} {
-		if got, ok := parseSeconds([]byte(s)); ok {
-			t.Errorf("%q accepted as %v", s, got)
-		}
-	}
-}
-
 func TestCompileErrors(t *testing.T) {
 	for _, f := range []string{``, `plain text`, `$ $status`, `${status`, "$status\n"} {
 		if _, err := NewNginx("bad", f); err == nil {

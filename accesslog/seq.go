@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"github.com/stacktune/stacktune/internal/bytesconv"
 	"time"
 )
 
@@ -274,7 +275,7 @@ func (s *seqParser) set(it *item, v []byte, r *Record) string {
 			}
 			break
 		}
-		n, ok := parseUint(v)
+		n, ok := bytesconv.ParseUint(v)
 		if !ok {
 			return ReasonBytes
 		}
@@ -283,7 +284,7 @@ func (s *seqParser) set(it *item, v []byte, r *Record) string {
 		if absent(v) {
 			break
 		}
-		f, ok := parseSeconds(v)
+		f, ok := bytesconv.ParseSeconds(v)
 		if !ok || it.flags&fMillis != 0 && (len(v) < 5 || v[len(v)-4] != '.') {
 			return ReasonRequestTime
 		}
@@ -292,7 +293,7 @@ func (s *seqParser) set(it *item, v []byte, r *Record) string {
 		if absent(v) {
 			break
 		}
-		n, ok := parseUint(v)
+		n, ok := bytesconv.ParseUint(v)
 		if !ok {
 			return ReasonRequestTime
 		}

@@ -3,6 +3,8 @@ package slowlog
 import (
 	"bytes"
 	"time"
+
+	"github.com/stacktune/stacktune/internal/bytesconv"
 )
 
 // MaxLineBytes is the longest line the parser accepts; an event with a longer
@@ -349,7 +351,7 @@ func (p *Parser) field(name, value []byte) {
 	ev := &p.ev
 	switch string(name) {
 	case "Query_time":
-		v, ok := parseFloat(value)
+		v, ok := bytesconv.ParseSeconds(value)
 		if !ok {
 			p.markBad(ReasonBadQueryTime)
 			return
@@ -409,7 +411,7 @@ func (p *Parser) field(name, value []byte) {
 }
 
 func (p *Parser) float(name, value []byte, dst *float64) bool {
-	v, ok := parseFloat(value)
+	v, ok := bytesconv.ParseSeconds(value)
 	if !ok {
 		countName(&p.Stats.BadValues, name)
 		return false
@@ -419,7 +421,7 @@ func (p *Parser) float(name, value []byte, dst *float64) bool {
 }
 
 func (p *Parser) int(name, value []byte, dst *int64) bool {
-	v, ok := parseInt(value)
+	v, ok := bytesconv.ParseUint(value)
 	if !ok {
 		countName(&p.Stats.BadValues, name)
 		return false
@@ -653,13 +655,13 @@ func setTimestamp(line []byte) (int64, bool) {
 		case bytes.EqualFold(name, []byte("timestamp")):
 			// MySQL 8 may add microseconds; the second is enough.
 			v, _, _ = bytes.Cut(bytes.TrimSpace(v), []byte("."))
-			n, ok := parseInt(v)
+			n, ok := bytesconv.ParseUint(v)
 			if !ok {
 				return 0, false
 			}
 			ts = n
 		case bytes.EqualFold(name, []byte("insert_id")), bytes.EqualFold(name, []byte("last_insert_id")):
-			if _, ok := parseInt(bytes.TrimSpace(v)); !ok {
+			if _, ok := bytesconv.ParseUint(bytes.TrimSpace(v)); !ok {
 				return 0, false
 			}
 		default:
