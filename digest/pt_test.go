@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/input"
+	"github.com/stacktune/stacktune/internal/golden"
 )
 
 // ptReport is the part of `pt-query-digest --output json` the differential
@@ -286,18 +286,5 @@ func TestDigestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "fixtures.json.golden")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("report differs from %s; rerun with -update and review the diff", golden)
-	}
+	golden.Check(t, filepath.Join("testdata", "fixtures.json.golden"), got)
 }

@@ -3,32 +3,13 @@ package history
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stacktune/stacktune/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s; rerun with -update and review the diff:\n%s", path, got)
-	}
-}
 
 // sampleRuns is an ISUCON-like afternoon: a baseline, three changes, a
 // revert measured again, a Japanese label and one with Markdown
@@ -69,7 +50,7 @@ func TestWriteTableGolden(t *testing.T) {
 				if err := WriteTable(&b, Transitions(tc.runs), f.format); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, tc.name+"."+f.ext, b.Bytes())
+				golden.Check(t, filepath.Join("testdata", tc.name+"."+f.ext), b.Bytes())
 			})
 		}
 	}

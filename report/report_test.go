@@ -3,33 +3,13 @@ package report
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/input"
+	"github.com/stacktune/stacktune/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s; rerun with -update and review the diff:\n%s", path, got)
-	}
-}
 
 // TestDigestRenderers renders the digest of two real fixtures in every
 // format and compares with reviewed golden files.
@@ -59,7 +39,7 @@ func TestDigestRenderers(t *testing.T) {
 			if err := Digest(&b, rep, f); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "digest."+f, b.Bytes())
+			golden.Check(t, filepath.Join("testdata", "digest."+f), b.Bytes())
 		})
 	}
 	if err := Digest(&bytes.Buffer{}, rep, "yaml"); err == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/chunk"
+	"github.com/stacktune/stacktune/internal/golden"
 )
 
 // FuzzParse feeds arbitrary bytes to the parser, whole and through Split
@@ -33,7 +34,7 @@ func FuzzParse(f *testing.F) {
 		})
 		split, ss := parseSplit(t, data, chunk.Options{Size: 64})
 		if whole != split {
-			t.Fatalf("split parse differs:\n%s", lineDiff(whole, split))
+			t.Fatalf("split parse differs:\n%s", golden.Diff(whole, split))
 		}
 		if ws.Events != ss.Events || ws.SkippedTotal() != ss.SkippedTotal() {
 			t.Fatalf("stats differ: whole %+v split %+v", ws, ss)

@@ -2,15 +2,14 @@ package slowlog
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/stacktune/stacktune/internal/golden"
+)
 
 // dumpEvents renders events and stats one per line, for golden files and
 // comparisons.
@@ -47,40 +46,9 @@ func TestFixturesGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := dumpEvents(data)
-			golden := filepath.Join("testdata", "golden", name+".events")
-			if *update {
-				os.MkdirAll(filepath.Dir(golden), 0o755)
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update once)", err)
-			}
-			if got != string(want) {
-				t.Errorf("events differ from %s:\n%s", golden, lineDiff(string(want), got))
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", name+".events"), []byte(got))
 		})
 	}
-}
-
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
 }
 
 // TestParseCases covers each format rule and each kind of bad input with a

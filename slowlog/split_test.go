@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/chunk"
+	"github.com/stacktune/stacktune/internal/golden"
 )
 
 // parseSplit parses data through Split with the given chunk size, the way
@@ -80,7 +81,7 @@ func TestSplitMatchesWholeParse(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/chunk=%d", name, size), func(t *testing.T) {
 				got, st := parseSplit(t, data, chunk.Options{Size: size})
 				if got != want {
-					t.Errorf("events differ:\n%s", lineDiff(want, got))
+					t.Errorf("events differ:\n%s", golden.Diff(want, got))
 				}
 				if fmt.Sprint(st.Skipped) != fmt.Sprint(wantStats.Skipped) || st.Events != wantStats.Events || st.Bytes != int64(len(data)) {
 					t.Errorf("stats %+v, want %+v (bytes %d)", st, wantStats, len(data))
