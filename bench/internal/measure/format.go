@@ -1,8 +1,8 @@
 package measure
 
 import (
+	"github.com/stacktune/stacktune/report"
 	"strconv"
-	"strings"
 )
 
 // MiB converts bytes to MiB (2^20 bytes).
@@ -17,19 +17,4 @@ func Ratio(a, b float64) string {
 }
 
 // GroupInt formats n with thousands separators: 827123 -> "827,123".
-func GroupInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func GroupInt(n int64) string { return report.Count(n) }
