@@ -66,20 +66,36 @@
 //
 // # The URL client
 //
-// URLPlan is the fast path, a plain HTTP/1.1 client instead of net/http:
-// each user owns one TCP connection (TCP_NODELAY, Go's default), kept alive
-// unless KeepAlive is false, in which case it dials per request and sends
-// "Connection: close". The request is serialised once per plan. Responses
-// are read through a 16 KiB bufio.Reader reused for the connection: status
-// line and headers are parsed in place (Content-Length, Transfer-Encoding
-// chunked, Connection close/keep-alive, HTTP/1.0, interim 1xx, no body for
-// HEAD, 204 and 304) and bodies are skipped with Discard, without
-// allocating per request. A reused connection that the server closed
-// before answering is redialled and the request retried once; only a
-// failed retry counts as an error. The request timeout is a socket
-// deadline, moved only when less than the timeout remains (moving it costs
-// a runtime timer update), so it fires between 1× and 1.125× the timeout;
-// any response slower than the timeout is counted as a timeout all the
-// same. Errors are classified as connect, timeout, reset or protocol;
+// URLPlan is the fast path, a plain HTTP/1.1 client instead of net/http.
+// The request is serialised once per plan; a connection is kept alive
+// unless KeepAlive is false, in which case it is dialled per request and
+// the request says "Connection: close". Responses are parsed in place from
+// a 16 KiB buffer per connection by an incremental parser (status line,
+// Content-Length, Transfer-Encoding chunked, Connection close/keep-alive,
+// HTTP/1.0, interim 1xx, no body for HEAD, 204 and 304) that skips bodies
+// without copying them anywhere and allocates nothing per request. A
+// reused connection that the server had closed before answering is
+// redialled and the request retried once; only a failed retry counts as
+// an error. Errors are classified as connect, timeout, reset or protocol;
 // statuses of 400 and above count as ErrStatus. https is refused.
+//
+// In the closed model on Linux, Run drives URL plans on event loops, as
+// wrk does, instead of one goroutine per user: max(1, GOMAXPROCS-1) loops,
+// each owning its share of the connections as non-blocking sockets in a
+// level-triggered epoll set (TCP_NODELAY). A request is then one write,
+// one read and a share of an epoll_wait, with no goroutine to wake per
+// response: the netpoller's wake-ups and the runtime's thread hand-offs are
+// what made a goroutine per connection cost noticeably more CPU per request
+// than wrk. Loops check the stop flag and the request deadlines every
+// 10ms. No User is created then (Plan.NewUser is not called).
+//
+// The open model, and plans of other users, run on the goroutine users.
+// For a URL plan each user owns one net.Conn and writes the request from
+// inside the RawConn read of the response (after the runtime has reset the
+// descriptor's readiness, so no wake-up can be lost), which saves the read
+// that would otherwise find no response yet. The request timeout is a
+// socket deadline, moved only when less than the timeout remains (moving
+// it costs a runtime timer update), so it fires between 1× and 1.125× the
+// timeout; any response slower than the timeout counts as a timeout all
+// the same.
 package loadgen

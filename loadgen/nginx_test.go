@@ -38,6 +38,10 @@ func settledCount(t *testing.T, n *sandbox.Nginx, before, want int64) int64 {
 // the requests nginx served, in both models and both connection modes.
 func TestNginxAccessLogMatches(t *testing.T) {
 	n := sandbox.NewNginx(t, sandbox.NginxOptions{})
+	engines(t, func(t *testing.T) { testNginxAccessLogMatches(t, n) })
+}
+
+func testNginxAccessLogMatches(t *testing.T, n *sandbox.Nginx) {
 	tests := []struct {
 		name string
 		opt  Options
@@ -88,6 +92,10 @@ const nginxIndexForTest = "<!doctype html>\n<title>stacktune sandbox</title>\n<p
 // not, so nginx logged at most one more per connection.
 func TestNginxDurationBound(t *testing.T) {
 	n := sandbox.NewNginx(t, sandbox.NginxOptions{})
+	engines(t, func(t *testing.T) { testNginxDurationBound(t, n) })
+}
+
+func testNginxDurationBound(t *testing.T, n *sandbox.Nginx) {
 	for _, ka := range []bool{true, false} {
 		plan, err := URLPlan(n.URL(), URLOptions{KeepAlive: ka})
 		if err != nil {

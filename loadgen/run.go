@@ -41,6 +41,14 @@ func Run(ctx context.Context, plan Plan, opt Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	r := newRunner(ctx, plan, opt)
+	defer r.cancel(nil)
+	if plan.url != nil && opt.Rate == 0 && loopsSupported && useLoops {
+		if workers, cleanup, ok := r.loopWorkers(plan.url); ok {
+			defer cleanup()
+			return r.run(workers)
+		}
+	}
 	users := make([]User, 0, opt.Connections)
 	defer func() {
 		for _, u := range users {
@@ -54,10 +62,21 @@ func Run(ctx context.Context, plan Plan, opt Options) (*Result, error) {
 		}
 		users = append(users, u)
 	}
-	r := newRunner(ctx, plan, opt)
-	defer r.cancel(nil)
-	return r.run(users)
+	workers := make([]func() time.Time, len(users))
+	for i, u := range users {
+		sh := r.shards[i%len(r.shards)]
+		if opt.Rate > 0 {
+			workers[i] = func() time.Time { return r.openWorker(u, sh) }
+		} else {
+			workers[i] = func() time.Time { return r.closedWorker(u, sh) }
+		}
+	}
+	return r.run(workers)
 }
+
+// useLoops lets tests run URL plans on goroutine users in the closed model
+// too.
+var useLoops = true
 
 // runner is one run's shared state. Workers read it; the only shared
 // writes per request are the ticket counter (when a count bound or the
@@ -115,7 +134,9 @@ func (r *runner) stop(reason string) {
 	r.stopMu.Unlock()
 }
 
-func (r *runner) run(users []User) (*Result, error) {
+// run starts the workers, each returning when its last measured request
+// completed, and builds the result once they all returned.
+func (r *runner) run(workers []func() time.Time) (*Result, error) {
 	opt := r.opt
 	r.start = time.Now()
 	r.mstart = r.start.Add(opt.WarmUp)
@@ -148,18 +169,13 @@ func (r *runner) run(users []User) (*Result, error) {
 		close(progressDone)
 	}
 
-	lastDone := make([]time.Time, len(users))
+	lastDone := make([]time.Time, len(workers))
 	var wg sync.WaitGroup
-	for i, u := range users {
-		sh := r.shards[i%len(r.shards)]
+	for i, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if opt.Rate > 0 {
-				lastDone[i] = r.openWorker(u, sh)
-			} else {
-				lastDone[i] = r.closedWorker(u, sh)
-			}
+			lastDone[i] = w()
 		}()
 	}
 	wg.Wait()

@@ -56,4 +56,8 @@ type Plan struct {
 	// any user is created; an error refuses the run (for example a URL
 	// plan built with another keep-alive setting than the options).
 	Check func(Options) error
+
+	// url is set by URLPlan: Run then drives the closed model with event
+	// loops instead of one goroutine per user.
+	url *urlPlan
 }

@@ -62,6 +62,7 @@ func URLPlan(rawURL string, opt URLOptions) (Plan, error) {
 			}
 			return nil
 		},
+		url: p,
 	}, nil
 }
 

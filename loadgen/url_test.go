@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -86,6 +87,56 @@ func TestURLPlanKeepAliveMismatch(t *testing.T) {
 	}
 }
 
+// engines runs f with the closed model of URL plans on event loops and on
+// goroutine users.
+func engines(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	for _, e := range []struct {
+		name  string
+		loops bool
+	}{{"loops", true}, {"goroutines", false}} {
+		t.Run(e.name, func(t *testing.T) {
+			defer func(old bool) { useLoops = old }(useLoops)
+			useLoops = e.loops
+			f(t)
+		})
+	}
+}
+
+func TestURLPlanEngine(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer s.Close()
+	for _, tt := range []struct {
+		name      string
+		loops     bool
+		rate      float64
+		wantUsers int64
+	}{
+		{name: "closed on loops", loops: true, wantUsers: 0},
+		{name: "closed on goroutines", loops: false, wantUsers: 3},
+		{name: "open always on goroutines", loops: true, rate: 1000, wantUsers: 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func(old bool) { useLoops = old }(useLoops)
+			useLoops = tt.loops
+			plan, err := URLPlan(s.URL, URLOptions{KeepAlive: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var users atomic.Int64
+			newUser := plan.NewUser
+			plan.NewUser = func(i int) (User, error) { users.Add(1); return newUser(i) }
+			res, err := Run(context.Background(), plan, Options{Connections: 3, Requests: 30, Rate: tt.rate, KeepAlive: true})
+			if err != nil || res.Requests != 30 || res.Errors != 0 {
+				t.Fatalf("Run = %+v, %v", res, err)
+			}
+			if users.Load() != tt.wantUsers {
+				t.Errorf("%d users created, want %d", users.Load(), tt.wantUsers)
+			}
+		})
+	}
+}
+
 // runURL runs a URL plan with n requests on 2 connections.
 func runURL(t *testing.T, url string, uo URLOptions, n int64, timeout time.Duration) *Result {
 	t.Helper()
@@ -153,55 +204,59 @@ func TestURLAgainstHTTPTest(t *testing.T) {
 			}
 		}},
 	}
-	for _, tt := range tests {
-		for _, ka := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/keepalive=%v", tt.name, ka), func(t *testing.T) {
-				s := httptest.NewUnstartedServer(tt.handler)
-				conns := connCounter(s)
-				s.Start()
-				defer s.Close()
-				reqs := int64(n)
-				if tt.kind == ErrTimeout {
-					reqs = 4
-				}
-				timeout := tt.timeout
-				if timeout == 0 {
-					timeout = 5 * time.Second
-				}
-				res := runURL(t, s.URL+"/x", URLOptions{Method: tt.method, KeepAlive: ka}, reqs, timeout)
-				wantErrs := int64(0)
-				if tt.kind != OK {
-					wantErrs = reqs
-				}
-				if res.Errors != wantErrs || res.ErrorsByKind[tt.kind] != wantErrs {
-					t.Fatalf("errors %d %v, want %d of kind %q; details %q", res.Errors, res.ErrorsByKind, wantErrs, tt.kind, res.Steps[0].Details)
-				}
-				if tt.detail != "" && (len(res.Steps[0].Details) != 1 || !strings.Contains(res.Steps[0].Details[0], tt.detail)) {
-					t.Errorf("details %q, want one with %q", res.Steps[0].Details, tt.detail)
-				}
-				switch {
-				case tt.kind == ErrTimeout:
-					if res.Latency.P50 < tt.timeout {
-						t.Errorf("timeouts recorded with latency p50 %v, below the timeout", res.Latency.P50)
+	engines(t, func(t *testing.T) {
+		for _, tt := range tests {
+			for _, ka := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/keepalive=%v", tt.name, ka), func(t *testing.T) {
+					s := httptest.NewUnstartedServer(tt.handler)
+					conns := connCounter(s)
+					s.Start()
+					defer s.Close()
+					reqs := int64(n)
+					if tt.kind == ErrTimeout {
+						reqs = 4
 					}
-				case !ka || tt.perRequestConns:
-					if got := conns.Load(); got != reqs {
-						t.Errorf("server saw %d connections, want one per request (%d)", got, reqs)
+					timeout := tt.timeout
+					if timeout == 0 {
+						timeout = 5 * time.Second
 					}
-				default:
-					if got := conns.Load(); got > 2 {
-						t.Errorf("server saw %d connections, want at most one per user (2)", got)
+					res := runURL(t, s.URL+"/x", URLOptions{Method: tt.method, KeepAlive: ka}, reqs, timeout)
+					wantErrs := int64(0)
+					if tt.kind != OK {
+						wantErrs = reqs
 					}
-				}
-				if tt.kind == OK && tt.method != "HEAD" && res.Bytes < reqs*int64(len("HTTP/1.1 200 OK\r\n\r\n")) {
-					t.Errorf("only %d bytes read", res.Bytes)
-				}
-			})
+					if res.Errors != wantErrs || res.ErrorsByKind[tt.kind] != wantErrs {
+						t.Fatalf("errors %d %v, want %d of kind %q; details %q", res.Errors, res.ErrorsByKind, wantErrs, tt.kind, res.Steps[0].Details)
+					}
+					if tt.detail != "" && (len(res.Steps[0].Details) != 1 || !strings.Contains(res.Steps[0].Details[0], tt.detail)) {
+						t.Errorf("details %q, want one with %q", res.Steps[0].Details, tt.detail)
+					}
+					switch {
+					case tt.kind == ErrTimeout:
+						if res.Latency.P50 < tt.timeout {
+							t.Errorf("timeouts recorded with latency p50 %v, below the timeout", res.Latency.P50)
+						}
+					case !ka || tt.perRequestConns:
+						if got := conns.Load(); got != reqs {
+							t.Errorf("server saw %d connections, want one per request (%d)", got, reqs)
+						}
+					default:
+						if got := conns.Load(); got > 2 {
+							t.Errorf("server saw %d connections, want at most one per user (2)", got)
+						}
+					}
+					if tt.kind == OK && tt.method != "HEAD" && res.Bytes < reqs*int64(len("HTTP/1.1 200 OK\r\n\r\n")) {
+						t.Errorf("only %d bytes read", res.Bytes)
+					}
+				})
+			}
 		}
-	}
+	})
 }
 
-func TestURLSendsTheRequest(t *testing.T) {
+func TestURLSendsTheRequest(t *testing.T) { engines(t, testURLSendsTheRequest) }
+
+func testURLSendsTheRequest(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -223,7 +278,9 @@ func TestURLSendsTheRequest(t *testing.T) {
 	}
 }
 
-func TestURLIPv6(t *testing.T) {
+func TestURLIPv6(t *testing.T) { engines(t, testURLIPv6) }
+
+func testURLIPv6(t *testing.T) {
 	ln, err := net.Listen("tcp6", "[::1]:0")
 	if err != nil {
 		t.Skipf("no IPv6 loopback here: %v", err)
@@ -379,31 +436,35 @@ func TestURLAgainstRawServers(t *testing.T) {
 			errors: map[ErrKind]int64{ErrProtocol: n},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			url, conns := rawServer(t, tt.handle)
-			res := runURL(t, url, URLOptions{KeepAlive: tt.keepAlive}, n, 2*time.Second)
-			var total int64
-			for k, v := range tt.errors {
-				total += v
-				if res.ErrorsByKind[k] != v {
-					t.Errorf("%d errors of kind %q, want %d", res.ErrorsByKind[k], k, v)
+	engines(t, func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				url, conns := rawServer(t, tt.handle)
+				res := runURL(t, url, URLOptions{KeepAlive: tt.keepAlive}, n, 2*time.Second)
+				var total int64
+				for k, v := range tt.errors {
+					total += v
+					if res.ErrorsByKind[k] != v {
+						t.Errorf("%d errors of kind %q, want %d", res.ErrorsByKind[k], k, v)
+					}
 				}
-			}
-			if res.Errors != total {
-				t.Errorf("errors %d %v, want %d %v; details %q", res.Errors, res.ErrorsByKind, total, tt.errors, res.Steps[0].Details)
-			}
-			if tt.conns > 0 && conns.Load() != tt.conns {
-				t.Errorf("server saw %d connections, want %d", conns.Load(), tt.conns)
-			}
-			if tt.maxConns > 0 && conns.Load() > tt.maxConns {
-				t.Errorf("server saw %d connections, want at most %d", conns.Load(), tt.maxConns)
-			}
-		})
-	}
+				if res.Errors != total {
+					t.Errorf("errors %d %v, want %d %v; details %q", res.Errors, res.ErrorsByKind, total, tt.errors, res.Steps[0].Details)
+				}
+				if tt.conns > 0 && conns.Load() != tt.conns {
+					t.Errorf("server saw %d connections, want %d", conns.Load(), tt.conns)
+				}
+				if tt.maxConns > 0 && conns.Load() > tt.maxConns {
+					t.Errorf("server saw %d connections, want at most %d", conns.Load(), tt.maxConns)
+				}
+			})
+		}
+	})
 }
 
-func TestURLConnectionRefused(t *testing.T) {
+func TestURLConnectionRefused(t *testing.T) { engines(t, testURLConnectionRefused) }
+
+func testURLConnectionRefused(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -466,4 +527,41 @@ func TestOpenModelMeasuresFromIntendedTime(t *testing.T) {
 		t.Errorf("closed model: p99 %v, want the one stalled request hidden below %v", closed.Latency.P99, stall/2)
 	}
 	t.Logf("open p90 %v p99 %v; closed p90 %v p99 %v", open.Latency.P90, open.Latency.P99, closed.Latency.P90, closed.Latency.P99)
+}
+
+// TestURLStops: canceling the context, or the MaxDuration bound, stops a
+// URL run promptly even with every request stuck on a slow server.
+func TestURLStops(t *testing.T) { engines(t, testURLStops) }
+
+func testURLStops(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(5 * time.Second):
+		case <-r.Context().Done():
+		}
+	}))
+	defer s.Close()
+	plan, err := URLPlan(s.URL, URLOptions{KeepAlive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := Run(ctx, plan, Options{Connections: 3, Requests: 100, KeepAlive: true})
+	if !errors.Is(err, context.Canceled) || res == nil || res.Stopped != StopCanceled || res.Requests != 0 {
+		t.Errorf("canceled: Run = %+v, %v", res, err)
+	}
+	if wall := time.Since(start); wall > 2*time.Second {
+		t.Errorf("canceled run returned after %v", wall)
+	}
+	start = time.Now()
+	res, err = Run(context.Background(), plan, Options{Connections: 3, Requests: 100, KeepAlive: true, MaxDuration: 200 * time.Millisecond})
+	if !errors.Is(err, ErrMaxDuration) || res == nil || res.Stopped != StopMaxDuration {
+		t.Errorf("max duration: Run = %+v, %v", res, err)
+	}
+	if wall := time.Since(start); wall > 2*time.Second {
+		t.Errorf("run bounded by MaxDuration returned after %v", wall)
+	}
 }
