@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stacktune/stacktune/plan"
+	"github.com/stacktune/stacktune/report"
+)
+
+// planOptions are the flags of `stacktune plan`.
+type planOptions struct {
+	plan      plan.Options
+	portRange string
+	closer    string
+	format    string
+}
+
+func newPlanCmd() *cobra.Command {
+	o := planOptions{plan: plan.DefaultOptions()}
+	d := o.plan
+	cmd := &cobra.Command{
+		Use:   "plan --rate R --servers N --workers W --response-time T [flags]",
+		Short: "Capacity math: max_connections, open files, TIME_WAIT, ports and servers from rate and workers",
+		Long: `plan works out the capacity settings of a web stack (web servers with a worker
+pool, one MySQL server, memcached/Redis) from the target request rate, the
+number of web servers and workers, and the mean response time: concurrent
+requests by Little's law, MySQL max_connections, open_files_limit and the
+mysqld LimitNOFILE, thread_cache_size, TIME_WAIT sockets and the
+tcp_max_tw_buckets that holds them, the ephemeral port range, memcached -c and,
+given a measured per-server rate, the number of web servers needed. Each figure
+comes with its formula, the numbers it used and the setting to apply.
+
+--rate is the total over all web servers. TIME_WAIT is 60 s in Linux
+(TCP_TIMEWAIT_LEN); tcp_fin_timeout does not change it.`,
+		Example: `  # seed 003: 100 Apache servers × 255 workers at 900 req/s each, PHP without persistent connections
+  stacktune plan --rate 90000 --servers 100 --workers 255 --response-time 10ms --live-sockets 1024
+  stacktune plan --rate 12000 --servers 40 --workers 20 --response-time 50ms --per-server-rate 1000 --headroom 1.2
+  stacktune plan --rate 5000 --servers 10 --workers 50 --response-time 30ms --persistent --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPlan(o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&o.plan.Rate, "rate", 0, "target requests per second over all web servers (the peak)")
+	f.IntVar(&o.plan.Servers, "servers", 0, "number of web servers")
+	f.IntVar(&o.plan.Workers, "workers", 0, "workers per web server (PHP-FPM pm.max_children, Apache MaxRequestWorkers)")
+	f.DurationVar(&o.plan.ResponseTime, "response-time", 0, "mean response time (e.g. 50ms)")
+	f.BoolVar(&o.plan.Persistent, "persistent", false, "app → MySQL connections are persistent (default: one per request, as non-persistent PHP)")
+	f.StringVar(&o.closer, "closer", string(d.Closer), `side that closes a per-request connection first and holds its TIME_WAIT: "web" or "db"`)
+	f.IntVar(&o.plan.OtherFiles, "other-files", d.OtherFiles, "files MySQL needs besides connections (seed 003: 5000 - 151)")
+	f.Float64Var(&o.plan.PerServerRate, "per-server-rate", 0, "measured requests per second one web server sustains (0 = not measured)")
+	f.IntVar(&o.plan.CacheClientsPerWorker, "cache-clients", d.CacheClientsPerWorker, "memcached/Redis connections per worker (0 = no cache)")
+	f.DurationVar(&o.plan.TimeWait, "time-wait", d.TimeWait, "TIME_WAIT duration (60s, fixed in Linux)")
+	f.StringVar(&o.portRange, "port-range", d.PortRange.String(), "current net.ipv4.ip_local_port_range on the web servers")
+	f.IntVar(&o.plan.LiveSockets, "live-sockets", 0, fmt.Sprintf("live sockets per web server besides TIME_WAIT (0 = %d per worker)", plan.LiveSocketsPerWorker))
+	f.IntVar(&o.plan.AdminConnections, "admin-connections", 0, "MySQL connections to add for monitoring and people")
+	f.IntVar(&o.plan.TWBuckets, "tw-buckets", d.TWBuckets, "current net.ipv4.tcp_max_tw_buckets")
+	f.Float64Var(&o.plan.Headroom, "headroom", d.Headroom, "multiply the rate by this margin (e.g. 1.2)")
+	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(plan.Formats, ", "))
+	for _, name := range []string{"rate", "servers", "workers", "response-time"} {
+		cmd.MarkFlagRequired(name)
+	}
+	return cmd
+}
+
+func runPlan(o planOptions, stdout io.Writer) error {
+	if err := report.CheckFormat(o.format, plan.Formats...); err != nil {
+		return err
+	}
+	pr, err := plan.ParsePortRange(o.portRange)
+	if err != nil {
+		return err
+	}
+	o.plan.PortRange = pr
+	o.plan.Closer = plan.Closer(o.closer)
+	p, err := plan.Compute(o.plan)
+	if err != nil {
+		return err
+	}
+	if err := plan.Write(stdout, p, o.format); err != nil {
+		return fmt.Errorf("writing the plan: %w", err)
+	}
+	return nil
+}
