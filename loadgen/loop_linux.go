@@ -67,7 +67,11 @@ type loop struct {
 	epfd    int
 	conns   []loopConn
 	events  []syscall.EpollEvent
-	retry   []int // connections to start again after an immediate failure
+	// pending holds the connections to start their next request once the
+	// events of this turn are handled: requests are written in a burst
+	// after the responses are read, as wrk's EPOLLOUT round does, so the
+	// server wakes once for several requests rather than once for each.
+	pending []int
 	sa      syscall.Sockaddr
 	family  int
 	addrErr error
@@ -163,7 +167,7 @@ func (l *loop) run() time.Time {
 	}
 	for l.active > 0 && !l.r.stopped.Load() {
 		wait := loopPoll
-		if len(l.retry) > 0 {
+		if len(l.pending) > 0 {
 			wait = 0
 		}
 		n, err := syscall.EpollWait(l.epfd, l.events, wait)
@@ -185,14 +189,14 @@ func (l *loop) run() time.Time {
 				l.read(i)
 			}
 		}
-		if len(l.retry) > 0 {
-			retry := l.retry
-			l.retry = l.retry[len(l.retry):]
-			for _, i := range retry {
+		if len(l.pending) > 0 {
+			pending := l.pending
+			l.pending = l.pending[len(l.pending):]
+			for _, i := range pending {
 				l.next(i)
 			}
-			if len(l.retry) == 0 {
-				l.retry = retry[:0]
+			if len(l.pending) == 0 {
+				l.pending = pending[:0]
 			}
 		}
 		if now := time.Now(); now.After(l.scanAt) {
@@ -382,7 +386,8 @@ func (l *loop) read(i int) {
 	}
 }
 
-// complete records a response and starts the next request.
+// complete records a response; the connection's next request is sent
+// after this turn's events.
 func (l *loop) complete(i int) {
 	c := &l.conns[i]
 	now := time.Now()
@@ -405,16 +410,15 @@ func (l *loop) complete(i int) {
 	} else {
 		l.closeConn(i)
 	}
-	if !l.record(i, &s, now) {
-		return
+	if l.record(i, &s, now) {
+		l.pending = append(l.pending, i)
 	}
-	l.next(i)
 }
 
 // fail handles a failed request: a reused keep-alive connection that the
 // server closed before answering is retried once on a new connection;
-// anything else is recorded, and the connection starts again on the next
-// turn of the loop.
+// anything else is recorded, and the connection goes on with its next
+// request after this turn's events.
 func (l *loop) fail(i int, err error) {
 	c := &l.conns[i]
 	retry := c.reused && !c.retried && c.parser.n == 0 && retryable(err)
@@ -428,7 +432,7 @@ func (l *loop) fail(i int, err error) {
 	s := Sample{Latency: now.Sub(c.start)}
 	s.Err, s.Detail = classify(err)
 	if l.record(i, &s, now) {
-		l.retry = append(l.retry, i)
+		l.pending = append(l.pending, i)
 	}
 }
 
