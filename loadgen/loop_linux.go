@@ -61,12 +61,12 @@ type loopConn struct {
 
 // loop is one event loop and its connections.
 type loop struct {
-	r       *runner
-	p       *urlPlan
-	sh      *shard
-	epfd    int
-	conns   []loopConn
-	events  []syscall.EpollEvent
+	r      *runner
+	p      *urlPlan
+	sh     *shard
+	epfd   int
+	conns  []loopConn
+	events []syscall.EpollEvent
 	// pending holds the connections to start their next request once the
 	// events of this turn are handled: requests are written in a burst
 	// after the responses are read, as wrk's EPOLLOUT round does, so the
