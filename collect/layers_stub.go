@@ -4,8 +4,6 @@ package collect
 // placeholders are replaced by them; they exist so the package builds while
 // the collectors are written.
 type (
-	MySQL     struct{}
-	Linux     struct{}
 	Nginx     struct{}
 	Memcached struct{}
 	Redis     struct{}
