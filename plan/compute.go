@@ -96,7 +96,7 @@ func (c *calc) inputs() Inputs {
 }
 
 // rate is "90000 × 1", the planned rate as the inputs give it.
-func (c *calc) rate() string { return num(c.o.Rate) + " × " + num(c.o.Headroom) }
+func (c *calc) rate() string { return Num(c.o.Rate) + " × " + Num(c.o.Headroom) }
 
 func pct(share float64) string { return fmt.Sprintf("%.1f%%", share*100) }
 
@@ -108,7 +108,7 @@ func (c *calc) concurrency() Result {
 		Value: round6(c.inFlight), Unit: "requests",
 		Formula: "L = rate × headroom × mean response time, against the workers: servers × workers per server",
 		Calculation: fmt.Sprintf("%s × %s s = %s requests in flight; workers %d × %d = %d, %s busy on average",
-			c.rate(), num(c.respSec), num(c.inFlight), o.Servers, o.Workers, c.capacity, pct(busy)),
+			c.rate(), Num(c.respSec), Num(c.inFlight), o.Servers, o.Workers, c.capacity, pct(busy)),
 		Source: "Little's law (L = λW); seed 004",
 	}
 	// Workers per server for at most busyWarn utilisation.
@@ -119,7 +119,7 @@ func (c *calc) concurrency() Result {
 			"workers are the bottleneck: %s requests are in flight on average but there are only %d workers, so requests queue "+
 				"and the response time grows until the rate falls to workers / response time = %s req/s. "+
 				"Raise workers to %d per server (80%% busy) if CPU and memory allow, add servers (%d at %d workers each), or cut the response time",
-			num(c.inFlight), c.capacity, num(float64(c.capacity)/c.respSec), want,
+			Num(c.inFlight), c.capacity, Num(float64(c.capacity)/c.respSec), want,
 			ceil(c.inFlight/(busyWarn*float64(o.Workers))), o.Workers))
 	case busy > busyWarn:
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
@@ -144,7 +144,7 @@ func (c *calc) serversNeeded() Result {
 	r := Result{
 		ID: IDServersNeeded, Title: "Web servers needed", Value: float64(n), Unit: "servers",
 		Formula:     "ceil(rate × headroom / measured rate per server)",
-		Calculation: fmt.Sprintf("ceil(%s / %s) = ceil(%s) = %d (now %d)", c.rate(), num(o.PerServerRate), num(exact), n, o.Servers),
+		Calculation: fmt.Sprintf("ceil(%s / %s) = ceil(%s) = %d (now %d)", c.rate(), Num(o.PerServerRate), Num(exact), n, o.Servers),
 		Setting: &Setting{Kind: KindFleet, Name: "web servers", Value: fmt.Sprint(n), Current: fmt.Sprint(o.Servers),
 			Host: HostFleet, Where: "load balancer pool or autoscaling group"},
 		Source: "seed 003 (935 req/s measured on one server), seed 004 (40 → 5-15 servers)",
@@ -252,10 +252,10 @@ func (c *calc) threadCacheSize() Result {
 		r.Formula = "min(max_connections, 16384, max(ceil(L), 8 + max_connections / 100 capped at 100)): " +
 			"a cached thread for each connection open at once (L, one per request in flight), never more than max_connections or MySQL's maximum 16384, " +
 			"never less than MySQL's own default"
-		r.Calculation = fmt.Sprintf("min(%d, %d, max(ceil(%s) = %d, %d)) = %d", c.maxConn, threadCacheMax, num(c.inFlight), l, def, n)
+		r.Calculation = fmt.Sprintf("min(%d, %d, max(ceil(%s) = %d, %d)) = %d", c.maxConn, threadCacheMax, Num(c.inFlight), l, def, n)
 		r.Notes = append([]string{fmt.Sprintf("with a connection per request MySQL gets %s new connections per second; each finds a cached thread "+
 			"instead of creating one while the cache covers the connections open at once. A thread is only cached after it existed, so seed 004's "+
-			"thread_cache_size = max_connections costs little, but past the connections open at once it buys nothing", num(c.planned))}, r.Notes...)
+			"thread_cache_size = max_connections costs little, but past the connections open at once it buys nothing", Num(c.planned))}, r.Notes...)
 	}
 	r.Value = float64(n)
 	r.Setting = &Setting{Kind: KindMySQLVariable, Name: "thread_cache_size", Value: fmt.Sprint(n),
@@ -309,7 +309,7 @@ func (c *calc) timeWaitWeb() Result {
 	default:
 		r.Formula = "rate × headroom / servers × TIME_WAIT: one TIME_WAIT per request, held by the web server, which closes first"
 		r.Calculation = fmt.Sprintf("%s / %d × %s s = %s req/s × %s s = %d; %s",
-			c.rate(), o.Servers, num(c.twSec), num(c.perServer), num(c.twSec), c.twWeb, c.twCalc(c.twWeb))
+			c.rate(), o.Servers, Num(c.twSec), Num(c.perServer), Num(c.twSec), c.twWeb, c.twCalc(c.twWeb))
 		r.Notes = append(r.Notes, "the side that closes first holds the TIME_WAIT: non-persistent PHP ends every request with an active close toward MySQL, "+
 			"so each web server keeps one per request (seed 003; right after 100000 requests at 1555 req/s it counted 43836 sockets to port 3306 on the web server)")
 	}
@@ -373,7 +373,7 @@ func (c *calc) portRange() Result {
 			perServer := float64(MaxEphemeralPorts-c.live) / c.twSec
 			w := fmt.Sprintf("%d ports are more than the %d above port 1024: no range is enough. ", need, MaxEphemeralPorts)
 			if perServer > 0 && !o.Persistent && o.Closer == CloserWeb {
-				w += fmt.Sprintf("Spread the rate over more web servers (%d keep each under %s req/s), ", ceil(c.planned/perServer), num(perServer))
+				w += fmt.Sprintf("Spread the rate over more web servers (%d keep each under %s req/s), ", ceil(c.planned/perServer), Num(perServer))
 			}
 			w += "use persistent connections, or add MySQL endpoints or source addresses (ports are counted per destination)"
 			r.Warnings = append(r.Warnings, w)
@@ -414,7 +414,7 @@ func (c *calc) timeWaitDB() Result {
 		r.Notes = append(r.Notes, "connections MySQL closes itself (wait_timeout, KILL, errors) leave their TIME_WAIT on the MySQL server")
 	default:
 		r.Formula = "rate × headroom × TIME_WAIT: the MySQL server closes first and holds one TIME_WAIT per request from every web server"
-		r.Calculation = fmt.Sprintf("%s × %s s = %d; %s", c.rate(), num(c.twSec), c.twDB, c.twCalc(c.twDB))
+		r.Calculation = fmt.Sprintf("%s × %s s = %d; %s", c.rate(), Num(c.twSec), c.twDB, c.twCalc(c.twDB))
 		r.Notes = append(r.Notes, "these take no ephemeral port on the MySQL server (its end is port 3306), but each costs kernel memory and a bucket; "+
 			"a client that closes first moves them to the web servers, where they take ports instead")
 	}

@@ -295,8 +295,8 @@ func (s Setting) Line() string {
 	return s.Name + " = " + s.Value
 }
 
-// num formats a number without a needless fraction: 25500, 926.01, 0.010289.
-func num(x float64) string {
+// Num formats a number without a needless fraction: 25500, 926.01, 0.010289.
+func Num(x float64) string {
 	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
 		return strconv.FormatInt(int64(x), 10)
 	}

@@ -1,16 +1,11 @@
 package plan
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stacktune/stacktune/internal/golden"
 )
 
 // seed003 is seed 003's plan: 100 Apache web servers × 255 workers, each to
@@ -380,93 +375,14 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestWrite renders seed 003's plan, with its measured 935 req/s per server,
-// in every format and compares with reviewed golden files.
-func TestWrite(t *testing.T) {
-	o := seed003()
-	o.PerServerRate = 935
-	p, err := Compute(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range Formats {
-		t.Run(f, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := Write(&b, p, f); err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, filepath.Join("testdata", "seed003."+f), b.Bytes())
-		})
-	}
-	if err := Write(&bytes.Buffer{}, p, "yaml"); err == nil || !strings.Contains(err.Error(), `unknown format "yaml"`) {
-		t.Errorf("unknown format: %v", err)
-	}
-}
-
-// TestJSONShape checks the JSON contract: inputs, and results with id,
-// title, value, unit, formula, setting {kind, name, value} and notes.
-func TestJSONShape(t *testing.T) {
-	p, err := Compute(seed003())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := Write(&b, p, "json"); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Inputs  map[string]any `json:"inputs"`
-		Results []struct {
-			ID      string   `json:"id"`
-			Title   string   `json:"title"`
-			Value   *float64 `json:"value"`
-			Unit    string   `json:"unit"`
-			Formula string   `json:"formula"`
-			Setting *struct {
-				Kind, Name, Value string
-			} `json:"setting"`
-			Notes []string `json:"notes"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"rate", "servers", "workers", "response_time_s", "persistent", "other_files", "per_server_rate",
-		"cache_clients_per_worker", "time_wait_s", "port_range", "headroom", "live_sockets", "closer", "tw_buckets"} {
-		if _, ok := doc.Inputs[k]; !ok {
-			t.Errorf("inputs lack %q", k)
-		}
-	}
-	kinds := map[string]bool{}
-	for _, r := range doc.Results {
-		if r.ID == "" || r.Title == "" || r.Value == nil || r.Unit == "" || r.Formula == "" {
-			t.Errorf("incomplete result %+v", r)
-		}
-		if r.Setting != nil {
-			kinds[r.Setting.Kind] = true
-			if r.Setting.Name == "" || r.Setting.Value == "" {
-				t.Errorf("%s: incomplete setting %+v", r.ID, r.Setting)
-			}
-		}
-	}
-	for _, k := range []string{KindSysctl, KindMySQLVariable, KindSystemd, KindMemcachedFlag} {
-		if !kinds[k] {
-			t.Errorf("no setting of kind %s", k)
-		}
-	}
-	if len(doc.Results) != len(p.Results) {
-		t.Errorf("%d results in JSON, %d in the plan", len(doc.Results), len(p.Results))
-	}
-}
-
 func TestNum(t *testing.T) {
 	cases := []struct {
 		in   float64
 		want string
 	}{{25500, "25500"}, {90000 * 0.010289, "926.01"}, {0.010289, "0.010289"}, {1e6, "1000000"}, {96.25668449, "96.2567"}, {0, "0"}}
 	for _, c := range cases {
-		if got := num(c.in); got != c.want {
-			t.Errorf("num(%v) = %q, want %q", c.in, got, c.want)
+		if got := Num(c.in); got != c.want {
+			t.Errorf("Num(%v) = %q, want %q", c.in, got, c.want)
 		}
 	}
 	if ceil(900*60.000000000001) != 54000 || ceil(96.01) != 97 || nextPow2(54000) != 65536 || nextPow2(65536) != 65536 {

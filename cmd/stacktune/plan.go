@@ -61,7 +61,7 @@ comes with its formula, the numbers it used and the setting to apply.
 	f.IntVar(&o.plan.AdminConnections, "admin-connections", 0, "MySQL connections to add for monitoring and people")
 	f.IntVar(&o.plan.TWBuckets, "tw-buckets", d.TWBuckets, "current net.ipv4.tcp_max_tw_buckets")
 	f.Float64Var(&o.plan.Headroom, "headroom", d.Headroom, "multiply the rate by this margin (e.g. 1.2)")
-	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(plan.Formats, ", "))
+	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.PlanFormats, ", "))
 	for _, name := range []string{"rate", "servers", "workers", "response-time"} {
 		cmd.MarkFlagRequired(name)
 	}
@@ -69,7 +69,7 @@ comes with its formula, the numbers it used and the setting to apply.
 }
 
 func runPlan(o planOptions, stdout io.Writer) error {
-	if err := report.CheckFormat(o.format, plan.Formats...); err != nil {
+	if err := report.CheckFormat(o.format, report.PlanFormats...); err != nil {
 		return err
 	}
 	pr, err := plan.ParsePortRange(o.portRange)
@@ -82,7 +82,7 @@ func runPlan(o planOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := plan.Write(stdout, p, o.format); err != nil {
+	if err := report.Plan(stdout, p, o.format); err != nil {
 		return fmt.Errorf("writing the plan: %w", err)
 	}
 	return nil

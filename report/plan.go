@@ -1,0 +1,171 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stacktune/stacktune/plan"
+)
+
+// PlanFormats are the formats Plan renders.
+var PlanFormats = []string{Text, Markdown, JSON}
+
+// Plan renders a capacity plan in one of PlanFormats. It only formats:
+// every figure and sentence comes from plan.Compute.
+func Plan(w io.Writer, p *plan.Plan, format string) error {
+	if err := CheckFormat(format, PlanFormats...); err != nil {
+		return err
+	}
+	if format == JSON {
+		return WriteJSON(w, p)
+	}
+	bw := bufio.NewWriter(w)
+	if format == Markdown {
+		planMarkdown(bw, p)
+	} else {
+		planText(bw, p)
+	}
+	return bw.Flush()
+}
+
+// planHeader describes the inputs in a few sentences.
+func planHeader(in plan.Inputs) []string {
+	conn := "a MySQL connection per request, closed first by the web server"
+	switch {
+	case in.Persistent:
+		conn = "persistent MySQL connections"
+	case in.Closer == plan.CloserDB:
+		conn = "a MySQL connection per request, closed first by the MySQL server"
+	}
+	live := fmt.Sprintf("%d live sockets per web server", in.LiveSockets)
+	if in.LiveSocketsDerived {
+		live = fmt.Sprintf("%d live sockets per web server (%d per worker)", in.LiveSockets, plan.LiveSocketsPerWorker)
+	}
+	measured := "rate per server not measured"
+	if in.PerServerRate > 0 {
+		measured = fmt.Sprintf("%s req/s measured per server", plan.Num(in.PerServerRate))
+	}
+	return []string{
+		fmt.Sprintf("%s req/s × headroom %s = %s req/s planned, on %d web servers × %d workers; mean response time %s s",
+			plan.Num(in.Rate), plan.Num(in.Headroom), plan.Num(in.PlannedRate), in.Servers, in.Workers, plan.Num(in.ResponseTime)),
+		fmt.Sprintf("%s; TIME_WAIT %s s; %s; %s", conn, plan.Num(in.TimeWait), live, measured),
+		fmt.Sprintf("now: ip_local_port_range %s, tcp_max_tw_buckets %d; MySQL files besides connections %d; admin connections %d; cache clients per worker %d",
+			in.PortRange, in.TWBuckets, in.OtherFiles, in.AdminConnections, in.CacheClientsPerWorker),
+	}
+}
+
+func planVerb(s *plan.Setting) string {
+	if s.Changes() {
+		return "set"
+	}
+	return "keep"
+}
+
+func planNow(s *plan.Setting) string {
+	if s.Current == "" || !s.Changes() {
+		return ""
+	}
+	return "now " + s.Current
+}
+
+const textWidth = 100
+
+// planWrap writes label and text, wrapped at textWidth with a hanging indent.
+func planWrap(w *bufio.Writer, indent, label, text string) {
+	prefix := indent
+	if label != "" {
+		prefix += fmt.Sprintf("%-9s ", label)
+	}
+	pad := strings.Repeat(" ", len(prefix))
+	line := prefix
+	empty := true
+	for _, word := range strings.Fields(text) {
+		if !empty && len([]rune(line))+1+len([]rune(word)) > textWidth {
+			w.WriteString(line + "\n")
+			line, empty = pad, true
+		}
+		if !empty {
+			line += " "
+		}
+		line += word
+		empty = false
+	}
+	w.WriteString(line + "\n")
+}
+
+func planText(w *bufio.Writer, p *plan.Plan) {
+	w.WriteString("Capacity plan\n")
+	for _, h := range planHeader(p.Inputs) {
+		planWrap(w, "", "", h)
+	}
+	w.WriteString("\nSettings\n")
+	for _, r := range p.Results {
+		if s := r.Setting; s != nil {
+			extra := s.Host
+			if n := planNow(s); n != "" {
+				extra += ", " + n
+			}
+			fmt.Fprintf(w, "  %-4s  %-46s %s\n", planVerb(s), s.Line(), extra)
+		}
+	}
+	for i, r := range p.Results {
+		fmt.Fprintf(w, "\n%d. %s: %s %s\n", i+1, r.Title, plan.Num(r.Value), r.Unit)
+		planWrap(w, "   ", "formula", r.Formula)
+		planWrap(w, "   ", "computed", r.Calculation)
+		if s := r.Setting; s != nil {
+			planWrap(w, "   ", planVerb(s), s.Line())
+			planWrap(w, "   ", "where", s.Host+": "+s.Where)
+		}
+		for _, x := range r.Warnings {
+			planWrap(w, "   ", "WARNING", x)
+		}
+		for _, x := range r.Notes {
+			planWrap(w, "   ", "note", x)
+		}
+		planWrap(w, "   ", "source", r.Source)
+	}
+}
+
+func mdCell(s string) string { return mdCode(mdText(s)) }
+
+// mdCode escapes a code span in a table cell: only the pipe, as anything
+// else would show its backslash.
+func mdCode(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// mdText escapes what Markdown would take for markup in plain text: HTML
+// tags, emphasis and strikethrough (underscores inside words such as
+// max_connections are left alone: they are not emphasis).
+var mdText = strings.NewReplacer("<", "&lt;", "*", `\*`, "~", `\~`, "__", `\_\_`).Replace
+
+func planMarkdown(w *bufio.Writer, p *plan.Plan) {
+	w.WriteString("# Capacity plan\n\n")
+	for _, h := range planHeader(p.Inputs) {
+		w.WriteString("- " + mdText(h) + "\n")
+	}
+	w.WriteString("\n## Settings\n\n| | Host | Setting | Now | For |\n|---|---|---|---|---|\n")
+	for _, r := range p.Results {
+		if s := r.Setting; s != nil {
+			fmt.Fprintf(w, "| %s | %s | `%s` | %s | %s |\n", planVerb(s), mdCell(s.Host), mdCode(s.Line()), mdCell(s.Current), mdCell(r.Title))
+		}
+	}
+	w.WriteString("\n## Results\n\n| Result | Value | Calculation |\n|---|---:|---|\n")
+	for _, r := range p.Results {
+		fmt.Fprintf(w, "| %s | %s %s | `%s` |\n", mdCell(r.Title), plan.Num(r.Value), r.Unit, mdCode(r.Calculation))
+	}
+	for _, r := range p.Results {
+		fmt.Fprintf(w, "\n### %s: %s %s\n\n", mdText(r.Title), plan.Num(r.Value), r.Unit)
+		fmt.Fprintf(w, "- **Formula:** %s\n- **Computed:** `%s`\n", mdText(r.Formula), r.Calculation)
+		if s := r.Setting; s != nil {
+			fmt.Fprintf(w, "- **%s:** `%s` on the %s: %s\n", strings.ToUpper(planVerb(s)[:1])+planVerb(s)[1:], s.Line(), s.Host, mdText(s.Where))
+		}
+		for _, x := range r.Warnings {
+			fmt.Fprintf(w, "- **Warning:** %s\n", mdText(x))
+		}
+		for _, x := range r.Notes {
+			fmt.Fprintf(w, "- %s\n", mdText(x))
+		}
+		fmt.Fprintf(w, "- Source: %s\n", mdText(r.Source))
+	}
+}
