@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stacktune/stacktune/history"
+	"github.com/stacktune/stacktune/internal/atomicfile"
 	"github.com/stacktune/stacktune/report"
 )
 
@@ -98,21 +98,10 @@ func runHistory(ctx context.Context, o historyOptions, stdout io.Writer) error {
 	if kind == "" {
 		return nil
 	}
-	// Write the chart atomically: a temporary file renamed into place.
-	tmp, err := os.CreateTemp(filepath.Dir(o.chart), ".chart-*")
-	if err != nil {
-		return fmt.Errorf("writing the chart: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := history.WriteChart(tmp, steps, runs, kind); err != nil {
-		tmp.Close()
-		return fmt.Errorf("drawing the chart: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the chart: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), o.chart); err != nil {
-		return fmt.Errorf("writing the chart: %w", err)
-	}
-	return nil
+	return atomicfile.Write(o.chart, 0o644, func(w io.Writer) error {
+		if err := history.WriteChart(w, steps, runs, kind); err != nil {
+			return fmt.Errorf("drawing the chart: %w", err)
+		}
+		return nil
+	})
 }
