@@ -192,12 +192,13 @@ func FuzzNginxConfig(f *testing.F) {
 	}
 	f.Add([]byte(`http { log_format f "a\"b" 'c\'d' e\ f${x}; } # x`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		conf, err := readNginxConfig("fuzz.conf", data, false)
+		if err != nil {
+			return
+		}
 		for _, name := range []string{"f", "upstream_time", "ltsv"} {
-			c := &confReader{noInclude: true, want: name}
-			if err := c.parse("fuzz.conf", data, nil, 0); err == nil && c.found != nil {
-				if _, err := NewNginx(name, c.found.format); err != nil {
-					continue
-				}
+			if format, err := conf.LogFormat(name); err == nil {
+				NewNginx(name, format) // may fail; must not panic
 			}
 		}
 	})

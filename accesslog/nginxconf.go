@@ -2,8 +2,6 @@ package accesslog
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -29,168 +27,62 @@ const maxIncludeDepth = 32
 // configuration defines it, which nginx rejects, as does this function.
 // Errors name the file and line.
 func NginxFormatFromConfig(confPath, name string) (string, error) {
-	c := &confReader{root: filepath.Dir(confPath), want: name}
-	data, err := os.ReadFile(confPath)
+	conf, err := ReadNginxConfig(confPath)
 	if err != nil {
-		return "", fmt.Errorf("nginx configuration: %w", err)
-	}
-	if err := c.parse(confPath, data, nil, 0); err != nil {
 		return "", err
 	}
-	if c.found != nil {
-		if name == "combined" {
-			return "", fmt.Errorf("%s:%d: duplicate log_format name \"combined\" (nginx predefines it)", c.found.file, c.found.line)
+	return conf.LogFormat(name)
+}
+
+// LogFormat returns the format text of the http-level log_format name,
+// with the rules and errors described at NginxFormatFromConfig.
+func (c *NginxConfig) LogFormat(name string) (string, error) {
+	var found *NginxDirective
+	names := map[string]bool{}
+	for i := range c.Directives {
+		d := &c.Directives[i]
+		if d.Name != "log_format" || !(len(d.Context) == 0 || len(d.Context) == 1 && d.Context[0] == "http") {
+			continue // stream {} has log formats of its own
 		}
-		return c.found.format, nil
+		if len(d.Args) < 2 {
+			return "", fmt.Errorf("%s:%d: invalid number of arguments in \"log_format\" directive", d.File, d.Line)
+		}
+		names[d.Args[0]] = true
+		if d.Args[0] != name {
+			continue
+		}
+		if name == "combined" {
+			return "", fmt.Errorf("%s:%d: duplicate log_format name \"combined\" (nginx predefines it)", d.File, d.Line)
+		}
+		if found != nil {
+			return "", fmt.Errorf("%s:%d: duplicate log_format name %q (first defined at %s:%d)", d.File, d.Line, name, found.File, found.Line)
+		}
+		found = d
+	}
+	if found != nil {
+		parts := found.Args[1:]
+		if strings.HasPrefix(parts[0], "escape=") {
+			parts = parts[1:]
+		}
+		return strings.Join(parts, ""), nil
 	}
 	if name == "combined" {
 		return Combined, nil
 	}
-	names := make([]string, 0, len(c.names))
-	for n := range c.names {
-		names = append(names, n)
+	list := make([]string, 0, len(names))
+	for n := range names {
+		list = append(list, n)
 	}
-	sort.Strings(names)
+	sort.Strings(list)
 	defined := "it defines none"
-	if len(names) > 0 {
-		defined = "it defines " + strings.Join(names, ", ") + " (and the built-in combined)"
+	if len(list) > 0 {
+		defined = "it defines " + strings.Join(list, ", ") + " (and the built-in combined)"
 	}
-	return "", fmt.Errorf("log_format %q not found in %s or the %d files it includes; %s", name, confPath, c.files-1, defined)
-}
-
-type confFormat struct {
-	format string
-	file   string
-	line   int
-}
-
-type confReader struct {
-	noInclude bool // fuzzing: do not read the files an include names
-	root      string
-	want      string
-	files     int
-	found     *confFormat
-	names     map[string]bool
-}
-
-// parse reads one configuration file whose directives are inside the
-// blocks named by ctx.
-func (c *confReader) parse(path string, data []byte, ctx []string, depth int) error {
-	c.files++
-	lx := &confLexer{data: data, file: path, line: 1}
-	stack := append([]string(nil), ctx...)
-	var args []confToken
-	for {
-		tok, kind, err := lx.next()
-		if err != nil {
-			return err
-		}
-		switch kind {
-		case tokEOF:
-			if len(args) > 0 || len(stack) > len(ctx) {
-				return fmt.Errorf("%s:%d: unexpected end of file, expecting \";\" or \"}\"", path, lx.line)
-			}
-			return nil
-		case tokWord:
-			args = append(args, tok)
-		case ';':
-			if len(args) == 0 {
-				return fmt.Errorf("%s:%d: unexpected \";\"", path, tok.line)
-			}
-			if err := c.directive(path, stack, args, depth); err != nil {
-				return err
-			}
-			args = args[:0]
-		case '{':
-			if len(args) == 0 {
-				return fmt.Errorf("%s:%d: unexpected \"{\"", path, tok.line)
-			}
-			stack = append(stack, args[0].text)
-			args = args[:0]
-		case '}':
-			if len(args) > 0 || len(stack) == len(ctx) {
-				return fmt.Errorf("%s:%d: unexpected \"}\"", path, tok.line)
-			}
-			stack = stack[:len(stack)-1]
-		}
+	main := "the configuration"
+	if len(c.Files) > 0 {
+		main = c.Files[0]
 	}
-}
-
-func (c *confReader) directive(path string, stack []string, args []confToken, depth int) error {
-	d := args[0]
-	switch d.text {
-	case "include":
-		if len(args) != 2 {
-			return fmt.Errorf("%s:%d: invalid number of arguments in \"include\" directive", path, d.line)
-		}
-		if c.noInclude {
-			return nil
-		}
-		return c.include(path, d.line, args[1].text, stack, depth)
-	case "log_format":
-		if !(len(stack) == 0 || len(stack) == 1 && stack[0] == "http") {
-			return nil
-		}
-		if len(args) < 3 {
-			return fmt.Errorf("%s:%d: invalid number of arguments in \"log_format\" directive", path, d.line)
-		}
-		name := args[1].text
-		if c.names == nil {
-			c.names = map[string]bool{}
-		}
-		c.names[name] = true
-		if name != c.want {
-			return nil
-		}
-		if c.found != nil {
-			return fmt.Errorf("%s:%d: duplicate log_format name %q (first defined at %s:%d)", path, d.line, name, c.found.file, c.found.line)
-		}
-		parts := args[2:]
-		if strings.HasPrefix(parts[0].text, "escape=") {
-			parts = parts[1:]
-		}
-		var b strings.Builder
-		for _, p := range parts {
-			b.WriteString(p.text)
-		}
-		c.found = &confFormat{format: b.String(), file: path, line: d.line}
-	}
-	return nil
-}
-
-func (c *confReader) include(path string, line int, pattern string, stack []string, depth int) error {
-	if depth >= maxIncludeDepth {
-		return fmt.Errorf("%s:%d: include %s: includes nested deeper than %d (a cycle?)", path, line, pattern, maxIncludeDepth)
-	}
-	full := pattern
-	if !filepath.IsAbs(full) {
-		full = filepath.Join(c.root, full)
-	}
-	matches := []string{full}
-	globbed := strings.ContainsAny(pattern, "*?[")
-	if globbed {
-		var err error
-		if matches, err = filepath.Glob(full); err != nil {
-			return fmt.Errorf("%s:%d: include %s: %w", path, line, pattern, err)
-		}
-	}
-	hiddenOK := strings.HasPrefix(filepath.Base(full), ".")
-	for _, m := range matches {
-		if !hiddenOK && strings.HasPrefix(filepath.Base(m), ".") {
-			continue // glob(3), which nginx uses, skips dot files
-		}
-		if fi, err := os.Stat(m); err == nil && fi.IsDir() && globbed {
-			continue
-		}
-		data, err := os.ReadFile(m)
-		if err != nil {
-			return fmt.Errorf("%s:%d: include %s: %w", path, line, pattern, err)
-		}
-		if err := c.parse(m, data, stack, depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
+	return "", fmt.Errorf("log_format %q not found in %s or the %d files it includes; %s", name, main, len(c.Files)-1, defined)
 }
 
 // Token kinds returned by confLexer.next besides the punctuation bytes

@@ -51,16 +51,23 @@ func ReadNginxConfig(confPath string) (*NginxConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nginx configuration: %w", err)
 	}
-	t := &treeReader{root: filepath.Dir(confPath), conf: &NginxConfig{}}
-	if err := t.parse(confPath, data, -1, nil, 0); err != nil {
+	return readNginxConfig(confPath, data, true)
+}
+
+// readNginxConfig reads data as the file path; includes are followed
+// unless follow is false (fuzzing).
+func readNginxConfig(path string, data []byte, follow bool) (*NginxConfig, error) {
+	t := &treeReader{root: filepath.Dir(path), conf: &NginxConfig{}, noInclude: !follow}
+	if err := t.parse(path, data, -1, nil, 0); err != nil {
 		return nil, err
 	}
 	return t.conf, nil
 }
 
 type treeReader struct {
-	root string
-	conf *NginxConfig
+	root      string
+	conf      *NginxConfig
+	noInclude bool
 }
 
 // parse reads one file whose directives are inside the block at index
@@ -108,7 +115,7 @@ func (t *treeReader) parse(path string, data []byte, parent int, ctx []string, d
 				return fmt.Errorf("%s:%d: unexpected \";\"", path, tok.line)
 			}
 			add(false)
-			if args[0].text == "include" {
+			if args[0].text == "include" && !t.noInclude {
 				if len(args) != 2 {
 					return fmt.Errorf("%s:%d: invalid number of arguments in \"include\" directive", path, args[0].line)
 				}
