@@ -98,15 +98,16 @@ func TestReport(t *testing.T) {
 	for _, c := range cfg.configs {
 		res.runs = append(res.runs, run(toolWrk, c, 700000, 8*time.Second, false), run(toolOurs, c, 720000, 7*time.Second, c == cfgPinned))
 	}
+	res.runs = append(res.runs, run(toolWrk, cfgUnpinned, 600000, 8*time.Second, false), run(toolOurs, cfgUnpinned, 630000, 7*time.Second, false))
 	var text, md bytes.Buffer
 	printText(&text, res)
 	printMarkdown(&md, res)
-	for _, want := range []string{"ours / wrk", "1.03x", "0.85x", "1 (1 noisy)", "72,000"} {
+	for _, want := range []string{"ours / wrk", "1.03x", "0.85x", "1 (1 noisy)", "72,000", "paired"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report without %q:\n%s", want, text.String())
 		}
 	}
-	for _, want := range []string{"| pinned (nginx CPU 0, client CPU 1) | **ours / wrk** |", "|---|---|---:|", "**1.03x**"} {
+	for _, want := range []string{"| pinned (nginx CPU 0, client CPU 1) | **ours / wrk** |", "|---|---|---:|", "**1.03x**", "| unpinned (all cores shared) | **paired** | **2** | **1.04x** |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown without %q:\n%s", want, md.String())
 		}

@@ -115,9 +115,43 @@ func rows(res *results) [][]string {
 				row = append(row, ratio(s.syscalls, wrk.syscalls), ratio(s.switches, wrk.switches))
 			}
 			out = append(out, row)
+			if rps, cpu, ng, n := paired(res, s.config); n > 1 {
+				row := []string{s.config, "paired", fmt.Sprint(n), fmt.Sprintf("%.2fx", rps), fmt.Sprintf("%.2fx", cpu), fmt.Sprintf("%.2fx", ng), "", "", "", ""}
+				if sc {
+					row = append(row, "", "")
+				}
+				out = append(out, row)
+			}
 		}
 	}
 	return out
+}
+
+// paired returns the medians of the per-run ratios ours/wrk of req/s,
+// CPU per request and nginx cores, pairing run i of each client (they ran
+// one after the other, so they saw about the same machine), and the number
+// of pairs.
+func paired(res *results, config string) (rps, cpu, nginx float64, n int) {
+	by := map[string][]measurement{}
+	for _, m := range res.runs {
+		if m.config == config {
+			by[m.tool] = append(by[m.tool], m)
+		}
+	}
+	w, o := by[toolWrk], by[toolOurs]
+	var rr, cc, nn []float64
+	for i := 0; i < len(w) && i < len(o); i++ {
+		if w[i].rps == 0 || w[i].cpuPerM() == 0 || w[i].nginxCores() == 0 {
+			continue
+		}
+		rr = append(rr, o[i].rps/w[i].rps)
+		cc = append(cc, o[i].cpuPerM()/w[i].cpuPerM())
+		nn = append(nn, o[i].nginxCores()/w[i].nginxCores())
+	}
+	if len(rr) == 0 {
+		return 0, 0, 0, 0
+	}
+	return measure.MedianOf(rr), measure.MedianOf(cc), measure.MedianOf(nn), len(rr)
 }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
@@ -134,7 +168,7 @@ func printText(w io.Writer, res *results) {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%s; a noisy run had other processes keeping more than %.2f cores busy even after %d retries\n", goals, c.maxOther, c.retries)
+	fmt.Fprintf(w, "\n%s\nours / wrk: ratio of the medians; paired: median of the ratios of run i of each client (run back to back); a noisy run had other processes keeping more than %.2f cores busy even after %d retries\n", goals, c.maxOther, c.retries)
 }
 
 func printMarkdown(w io.Writer, res *results) {
@@ -144,14 +178,15 @@ func printMarkdown(w io.Writer, res *results) {
 		"Each client ran %d times per configuration for %s with %d keep-alive connections, alternating with the other; figures are medians. "+
 		"Client CPU is the client process's user+sys time (rusage) per million requests; nginx cores is nginx's CPU over the run; "+
 		"other load is what the rest of the machine used meanwhile (a run above %.2f cores is repeated up to %d times, and flagged noisy if kept). "+
-		"wrk runs with one thread per core it may use; ours with max(1, GOMAXPROCS-1) event loops.\n\n",
+		"wrk runs with one thread per core it may use; ours with max(1, GOMAXPROCS-1) event loops. "+
+		"The ours / wrk row is the ratio of the medians; paired is the median of the ratios of run i of each client, which ran back to back.\n\n",
 		e.date, e.commit, e.cores, e.cpu, e.kernel, e.nginx, c.size, e.wrk, e.goVersion, c.runs, c.duration, c.connections, c.maxOther, c.retries)
 	all := rows(res)
 	for i, row := range all {
 		cells := append([]string(nil), row...)
 		if i > 0 {
 			cells[0] = configLabel(cells[0])
-			if cells[1] == "ours / wrk" {
+			if cells[1] == "ours / wrk" || cells[1] == "paired" {
 				for j := 1; j < len(cells); j++ {
 					if cells[j] != "" {
 						cells[j] = "**" + cells[j] + "**"
