@@ -86,8 +86,14 @@
 // one read and a share of an epoll_wait, with no goroutine to wake per
 // response: the netpoller's wake-ups and the runtime's thread hand-offs are
 // what made a goroutine per connection cost noticeably more CPU per request
-// than wrk. Loops check the stop flag and the request deadlines every
-// 10ms. No User is created then (Plan.NewUser is not called).
+// than wrk. A loop reads every response an epoll_wait reported before it
+// writes the next requests, in a burst, as wrk does through its EPOLLOUT
+// round, so the server wakes once for several requests (no pipelining: a
+// connection has one request in flight). One P is left to the runtime
+// because a loop blocks in epoll_wait as a system call: with every P held
+// so, sysmon keeps handing the Ps off between threads. Loops check the stop
+// flag and the request deadlines every 10ms. No User is created then
+// (Plan.NewUser is not called).
 //
 // The open model, and plans of other users, run on the goroutine users.
 // For a URL plan each user owns one net.Conn and writes the request from
