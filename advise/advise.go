@@ -1,0 +1,420 @@
+package advise
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stacktune/stacktune/collect"
+)
+
+// Severity says how urgent a finding is.
+type Severity string
+
+// Severities, most urgent first.
+const (
+	// Critical: the stack fails or loses work now (connections refused,
+	// memory over-committed, a fixed setting broken).
+	Critical Severity = "critical"
+	// Warning: measurable time is lost (disk temp tables, buffer pool
+	// misses, TIME_WAIT filling the port range).
+	Warning Severity = "warning"
+	// Info: worth knowing or doing, without a measured cost.
+	Info Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Critical:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// Layers of a finding.
+const (
+	LayerMySQL     = "mysql"
+	LayerLinux     = "linux"
+	LayerNginx     = "nginx"
+	LayerMemcached = "memcached"
+	LayerRedis     = "redis"
+)
+
+// Evidence is one measured fact behind a finding.
+type Evidence struct {
+	What  string `json:"what"`
+	Value string `json:"value"`
+	Unit  string `json:"unit,omitempty"`
+	// Source says how it was measured: "SHOW GLOBAL STATUS, delta over
+	// 10 s", "/proc/sys/net/core/somaxconn", "nginx.conf:12".
+	Source string `json:"source"`
+}
+
+// Change kinds.
+const (
+	// KindMySQLVariable is a server system variable, written to my.cnf
+	// under its option name (Change.Option) and, when dynamic, settable
+	// with SET GLOBAL under Change.Name.
+	KindMySQLVariable = "mysql-variable"
+	// KindMySQLOption is a startup option that is no system variable
+	// (performance-schema-consumer-...): my.cnf only.
+	KindMySQLOption = "mysql-option"
+	KindSysctl      = "sysctl"
+	KindNginx       = "nginx-directive"
+	KindSystemd     = "systemd-limit"
+	KindMemcached   = "memcached-flag"
+	KindRedis       = "redis-config"
+	KindDDL         = "ddl"
+	KindCode        = "code"
+)
+
+// Directions of a change.
+const (
+	Increase = "increase"
+	Decrease = "decrease"
+	Set      = "set"
+)
+
+// Change is a recommendation as a typed setting.
+type Change struct {
+	Kind string `json:"kind"`
+	// Target is where it applies: "mysqld", "/etc/sysctl.d", "nginx
+	// http {}", "nginx upstream app {}", "mariadb.service", "memcached".
+	Target string `json:"target"`
+	// Name is the variable, sysctl, directive, limit or flag; Option is
+	// its my.cnf spelling when it differs (MariaDB before 11.1 has the
+	// variable tx_isolation but the option transaction-isolation).
+	Name      string `json:"name"`
+	Option    string `json:"option,omitempty"`
+	Current   string `json:"current"`
+	Value     string `json:"value"`
+	Direction string `json:"direction"`
+	// Apply says how to apply it to the running system, when it can be
+	// ("SET GLOBAL tmp_table_size = 67108864", "sysctl -w ...").
+	Apply string `json:"apply,omitempty"`
+}
+
+// key identifies the setting a change writes.
+func (ch *Change) key() string {
+	return ch.Kind + "\x00" + ch.Target + "\x00" + normName(ch.Name)
+}
+
+// Risk is what a change costs or endangers.
+type Risk struct {
+	// Durability is what a crash can lose after the change, in words;
+	// empty when the change does not touch durability.
+	Durability string `json:"durability,omitempty"`
+	// Memory is what the change adds (or frees), in words.
+	Memory string `json:"memory,omitempty"`
+	// Restart is true when the change takes effect only after a restart
+	// of the service.
+	Restart bool   `json:"restart"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Finding is one rule's verdict on the evidence.
+type Finding struct {
+	ID       string     `json:"id"`
+	Title    string     `json:"title"`
+	Severity Severity   `json:"severity"`
+	Layer    string     `json:"layer"`
+	Evidence []Evidence `json:"evidence"`
+	// Change is the recommendation, nil when there is nothing to set
+	// (information, or a change stacktune must not make: durability
+	// without AllowDurabilityLoss, a fixed setting).
+	Change *Change `json:"change"`
+	// Also are changes that go with Change and must be applied with it
+	// (tmp_table_size with max_heap_table_size).
+	Also   []Change `json:"also,omitempty"`
+	Effect string   `json:"effect"`
+	Risk   Risk     `json:"risk"`
+	// Source is where the rule comes from: a seed ("seed 004") or a
+	// manual ("MySQL manual, 'Internal Temporary Table Use'").
+	Source string `json:"source"`
+}
+
+// Changes returns Change and Also.
+func (f *Finding) Changes() []Change {
+	if f.Change == nil {
+		return f.Also
+	}
+	return append([]Change{*f.Change}, f.Also...)
+}
+
+// Options tune the audit.
+type Options struct {
+	// AllowDurabilityLoss permits changes that can lose committed
+	// transactions on a crash (innodb_flush_log_at_trx_commit,
+	// sync_binlog, innodb_doublewrite). Without it those rules only say
+	// what is at stake.
+	AllowDurabilityLoss bool
+	// Fixed are settings that must not change (seed 002's contest fixed
+	// innodb_doublewrite=1 and innodb_flush_log_at_trx_commit=1), by
+	// name: MySQL variables, sysctls, nginx directives, flags. Names
+	// compare case-insensitively with '-' and '_' alike. A fixed setting
+	// whose running value differs is reported (rule fixed-settings).
+	Fixed map[string]string
+	// MemoryReserveBytes is RAM kept for the OS and its page cache, on
+	// top of the services measured on the host; 0 means
+	// max(1 GiB, 10% of RAM).
+	MemoryReserveBytes int64
+	// DedicatedDB says the host runs the database alone (besides the
+	// services the snapshot saw), so the buffer pool may take most of
+	// the RAM left (MySQL's innodb_dedicated_server takes 75%).
+	DedicatedDB bool
+}
+
+// Rule is one check. Check returns nothing when its evidence is absent
+// or fine; it must not change the snapshot.
+type Rule interface {
+	ID() string
+	Layer() string
+	Check(c *Context) []Finding
+}
+
+// Result is an audit.
+type Result struct {
+	Host  string    `json:"host"`
+	Taken time.Time `json:"taken"`
+	// Findings are sorted by severity, then id, then title.
+	Findings        []Finding                `json:"findings"`
+	CollectorErrors []collect.CollectorError `json:"collector_errors"`
+	// NotSeen says what the audit could not look at and why: missing
+	// layers, unreadable parts, rules skipped for lack of evidence.
+	NotSeen []string `json:"not_seen"`
+}
+
+// Audit runs every rule of Rules on s. It works on whatever was
+// collected: a missing layer or value silences the rules that need it
+// and is listed in Result.NotSeen.
+func Audit(s *collect.Snapshot, opt Options) *Result {
+	return audit(s, opt, Rules)
+}
+
+func audit(s *collect.Snapshot, opt Options, rules []Rule) *Result {
+	r := &Result{Findings: []Finding{}, CollectorErrors: []collect.CollectorError{}, NotSeen: []string{}}
+	if s == nil {
+		r.NotSeen = append(r.NotSeen, "snapshot: none was given")
+		return r
+	}
+	r.Host, r.Taken = s.Host, s.Taken
+	r.CollectorErrors = append(r.CollectorErrors, s.Errors...)
+	c := newContext(s, opt)
+	for _, rule := range rules {
+		fs := runRule(c, rule)
+		for i := range fs {
+			if fs[i].ID == "" {
+				fs[i].ID = rule.ID()
+			}
+			if fs[i].Layer == "" {
+				fs[i].Layer = rule.Layer()
+			}
+			if fs[i].Evidence == nil {
+				fs[i].Evidence = []Evidence{}
+			}
+		}
+		r.Findings = append(r.Findings, fs...)
+	}
+	for i := range r.Findings {
+		c.enforce(&r.Findings[i])
+	}
+	sortFindings(r.Findings)
+	resolveConflicts(r.Findings)
+	for i := range r.Findings {
+		fillApply(&r.Findings[i])
+	}
+	r.NotSeen = append(r.NotSeen, c.notSeenList()...)
+	return r
+}
+
+// runRule runs one rule; a rule that panics on input it did not expect
+// is reported in NotSeen, so one bug does not lose the whole audit.
+func runRule(c *Context, rule Rule) (fs []Finding) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.NotSeen(fmt.Sprintf("%s: rule %s failed on this snapshot (a stacktune bug, please report): %v", rule.Layer(), rule.ID(), p))
+			fs = nil
+		}
+	}()
+	return rule.Check(c)
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity.rank() != b.Severity.rank() {
+			return a.Severity.rank() < b.Severity.rank()
+		}
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		return a.Title < b.Title
+	})
+}
+
+// enforce removes what the options forbid from a finding: changes to a
+// fixed setting (unless they restore its fixed value), and changes to a
+// MySQL variable the server does not have (a rule bug; the tests keep
+// it from happening).
+func (c *Context) enforce(f *Finding) {
+	var notes []string
+	keep := func(ch *Change) bool {
+		if v, ok := c.Fixed(ch.Name); ok && !sameValue(v, ch.Value) {
+			notes = append(notes, fmt.Sprintf("%s is fixed at %s (--fix): not changed", ch.Name, v))
+			return false
+		}
+		if ch.Kind == KindMySQLVariable && c.My != nil && len(c.My.Variables) > 0 && !c.Has(ch.Name) {
+			notes = append(notes, fmt.Sprintf("%s does not exist on this server: not changed", ch.Name))
+			return false
+		}
+		return true
+	}
+	had := f.Change != nil || len(f.Also) > 0
+	if f.Change != nil && !keep(f.Change) {
+		f.Change = nil
+		f.Also = nil // they only go with the main change
+	}
+	also := f.Also[:0:0]
+	for i := range f.Also {
+		if keep(&f.Also[i]) {
+			also = append(also, f.Also[i])
+		}
+	}
+	f.Also = also
+	if f.Change == nil && len(f.Also) > 0 {
+		f.Change, f.Also = &f.Also[0], f.Also[1:]
+	}
+	if len(notes) > 0 {
+		f.Risk.Note = joinNote(f.Risk.Note, strings.Join(notes, "; "))
+	}
+	if had && f.Change == nil && f.Severity != Critical {
+		f.Severity = Info
+	}
+}
+
+// resolveConflicts keeps, for each setting, the change of the first
+// finding (the most severe) and drops a later change that sets it to
+// another value.
+func resolveConflicts(fs []Finding) {
+	first := map[string]struct {
+		id, value string
+	}{}
+	for i := range fs {
+		f := &fs[i]
+		check := func(ch *Change) bool {
+			k := ch.key()
+			if prev, ok := first[k]; ok {
+				if !sameValue(prev.value, ch.Value) {
+					f.Risk.Note = joinNote(f.Risk.Note, fmt.Sprintf("%s: %s sets it to %s, which takes precedence", ch.Name, prev.id, prev.value))
+					return false
+				}
+				return true
+			}
+			first[k] = struct{ id, value string }{f.ID, ch.Value}
+			return true
+		}
+		if f.Change != nil && !check(f.Change) {
+			f.Change, f.Also = nil, nil
+			continue
+		}
+		f.Also = slices.DeleteFunc(f.Also, func(ch Change) bool { return !check(&ch) })
+	}
+}
+
+// fillApply says how to apply a change to the running system.
+func fillApply(f *Finding) {
+	fill := func(ch *Change) {
+		if ch.Apply != "" {
+			return
+		}
+		switch ch.Kind {
+		case KindMySQLVariable:
+			if !f.Risk.Restart {
+				ch.Apply = "SET GLOBAL " + ch.Name + " = " + sqlValue(ch.Value)
+			}
+		case KindSysctl:
+			ch.Apply = "sysctl -w " + ch.Name + "='" + ch.Value + "'"
+		case KindNginx:
+			ch.Apply = "nginx -t && nginx -s reload"
+		case KindSystemd:
+			ch.Apply = "systemctl daemon-reload && systemctl restart " + ch.Target
+		}
+	}
+	if f.Change != nil {
+		fill(f.Change)
+	}
+	for i := range f.Also {
+		fill(&f.Also[i])
+	}
+}
+
+// sqlValue quotes a value for SET GLOBAL unless it is a number or a
+// keyword.
+func sqlValue(v string) string {
+	if v == "" {
+		return "''"
+	}
+	if isNumber(v) {
+		return v
+	}
+	switch strings.ToUpper(v) {
+	case "ON", "OFF", "DEFAULT":
+		return strings.ToUpper(v)
+	}
+	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	dot := false
+	for i, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+		case r == '.' && !dot:
+			dot = true
+		case r == '-' && i == 0 && len(s) > 1:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + ". " + b
+}
+
+// normName folds a setting name for comparison: lower case, '-' as '_'.
+func normName(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
+}
+
+// sameValue compares two setting values, taking ON/1/TRUE/YES (and
+// OFF/0/FALSE/NO) for the same and ignoring case and blanks.
+func sameValue(a, b string) bool {
+	na, nb := normValue(a), normValue(b)
+	return na == nb
+}
+
+func normValue(v string) string {
+	v = strings.ToLower(strings.Join(strings.Fields(v), " "))
+	switch v {
+	case "on", "1", "true", "yes":
+		return "1"
+	case "off", "0", "false", "no":
+		return "0"
+	}
+	return v
+}

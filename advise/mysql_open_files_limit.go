@@ -1,0 +1,72 @@
+package advise
+
+import "fmt"
+
+// mysql-open-files-limit: mysqld needs a descriptor per connection and per
+// open table (two for MyISAM) besides its logs. The rule compares
+// open_files_limit with what the server's own settings ask for
+// (mysqld takes the largest of 10 + max_connections + 2 ×
+// table_open_cache and 5 × max_connections) and with the files open now.
+// Seed 003: (5000 - 151) + 25500 = 30349 for 25500 connections; plan's
+// open-files-limit is the same formula.
+var mysqlOpenFilesLimit = ruleFunc{"mysql-open-files-limit", LayerMySQL, checkMySQLOpenFilesLimit}
+
+// openFilesHigh is the share of the limit in use that counts as near it.
+const openFilesHigh = 0.8
+
+// mysqldFileNeed is what mysqld asks for from its settings (MySQL manual,
+// open_files_limit; MariaDB computes the same in mysqld.cc).
+func mysqldFileNeed(c *Context) (int64, string, bool) {
+	conns, ok1 := c.Int("max_connections")
+	toc, ok2 := c.Int("table_open_cache")
+	if !ok1 || !ok2 {
+		return 0, "", false
+	}
+	a, b := 10+conns+2*toc, 5*conns
+	return max(a, b), fmt.Sprintf("max(10 + %d + 2 × %d, 5 × %d) = %d", conns, toc, conns, max(a, b)), true
+}
+
+func checkMySQLOpenFilesLimit(c *Context) []Finding {
+	if !c.mysqlReady() {
+		return nil
+	}
+	limit, ok := c.Int("open_files_limit")
+	if !ok || limit <= 0 {
+		return nil
+	}
+	need, formula, ok := mysqldFileNeed(c)
+	if !ok {
+		return nil
+	}
+	open, hasOpen := c.Gauge("Open_files")
+	short := limit < need
+	busy := hasOpen && open >= openFilesHigh*float64(limit)
+	if !short && !busy {
+		return nil
+	}
+	value := roundUp(max(need, int64(open*2)), 1000)
+	f := Finding{
+		ID:       "mysql-open-files-limit",
+		Severity: Warning,
+		Evidence: []Evidence{c.varEv("open_files_limit", "files"), c.varEv("max_connections", "connections"), c.varEv("table_open_cache", "tables"),
+			ev("files the settings need", fmt.Sprint(need), "files", formula)},
+		Change: c.MySQLChange("open_files_limit", fmt.Sprint(value), Increase),
+		Risk: Risk{Restart: true,
+			Note: "mysqld cannot open more files than its process limit: raise LimitNOFILE in its systemd unit to at least this (linux-mysqld-nofile); ulimit in a shell does not reach a service"},
+		Source: "seed 003 ((5000 - 151) + 25500 = 30349; LimitNOFILE via systemctl edit); MySQL manual (open_files_limit); stacktune plan open-files-limit",
+	}
+	if hasOpen {
+		f.Evidence = append(f.Evidence, ev("Open_files", num(open), "files", srcGauge))
+	}
+	if short {
+		f.Title = fmt.Sprintf("open_files_limit %d is below the %d files max_connections and table_open_cache need", limit, need)
+		f.Effect = "mysqld no longer shrinks table_open_cache or max_connections at start for lack of descriptors (\"Changed limits\" in the error log)"
+	} else {
+		f.Title = fmt.Sprintf("%s of open_files_limit %d files are open", num(open), limit)
+		f.Effect = "mysqld does not run out of descriptors (\"Too many open files\", errno 24) at the next peak"
+	}
+	if busy && open >= 0.95*float64(limit) {
+		f.Severity = Critical
+	}
+	return []Finding{f}
+}
