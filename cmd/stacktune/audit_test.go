@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stacktune/stacktune/sandbox"
+)
+
+// TestAuditCLI audits a deliberately mistuned throwaway MariaDB, live and
+// from a saved snapshot, and checks the JSON contract and the flags.
+func TestAuditCLI(t *testing.T) {
+	db := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{
+		"innodb_buffer_pool_size": "8M", "tmp_table_size": "16K", "max_heap_table_size": "16K",
+	}})
+	type auditJSON struct {
+		Findings []struct {
+			ID       string `json:"id"`
+			Severity string `json:"severity"`
+			Layer    string `json:"layer"`
+			Evidence []struct {
+				What, Value, Source string
+			} `json:"evidence"`
+			Change *struct {
+				Kind, Name, Value string
+			} `json:"change"`
+			Risk   map[string]any `json:"risk"`
+			Source string         `json:"source"`
+		} `json:"findings"`
+		CollectorErrors []map[string]any `json:"collector_errors"`
+	}
+	check := func(t *testing.T, out string) auditJSON {
+		t.Helper()
+		var r auditJSON
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v in %s", err, out)
+		}
+		mysql := 0
+		for _, f := range r.Findings {
+			if f.ID == "" || f.Severity == "" || f.Layer == "" || f.Source == "" || len(f.Evidence) == 0 {
+				t.Errorf("incomplete finding %+v", f)
+			}
+			if f.Layer == "mysql" {
+				mysql++
+			}
+		}
+		if mysql == 0 {
+			t.Errorf("no MySQL finding for an 8 MiB buffer pool and a 16 KiB tmp_table_size: %+v", r.Findings)
+		}
+		return r
+	}
+	out, _, err := run(t, "", "audit", "--dsn", db.DSN(""), "--interval", "300ms", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, out)
+
+	snap := filepath.Join(t.TempDir(), "snap.json")
+	if _, _, err := run(t, "", "collect", "--dsn", db.DSN(""), "--interval", "300ms", "-o", snap); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, "", "audit", "--fix", "innodb_buffer_pool_size=8388608", "--format", "json", snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range check(t, out).Findings {
+		if f.Change != nil && f.Change.Name == "innodb_buffer_pool_size" {
+			t.Errorf("a fixed setting was changed: %+v", f)
+		}
+	}
+	text, _, err := run(t, "", "audit", snap)
+	if err != nil || !strings.Contains(text, "findings for") || !strings.Contains(text, "evidence:") {
+		t.Errorf("text audit: %v\n%s", err, text)
+	}
+	for _, bad := range [][]string{{"audit", "--fix", "nonsense", snap}, {"audit", "--memory-reserve", "lots", snap}, {"audit", "/no/such/snap.json"}} {
+		if _, _, err := run(t, "", bad...); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
