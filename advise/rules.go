@@ -41,6 +41,40 @@ var Rules = []Rule{
 	mysqlQueryCache,
 	mysqlPerformanceSchema,
 	mysqlSlowLog,
+	// Linux
+	linuxPortRange,
+	linuxTWBuckets,
+	linuxTWReuse,
+	linuxTWRecycle,
+	linuxFinTimeout,
+	linuxSomaxconn,
+	linuxSwappiness,
+	linuxMySQLdNofile,
+	linuxNginxNofile,
+	linuxOvercommit,
+	linuxFileMax,
+	// nginx
+	nginxWorkerProcesses,
+	nginxWorkerConnections,
+	nginxWorkerRlimitNofile,
+	nginxSendfile,
+	nginxOpenFileCache,
+	nginxUpstreamKeepalive,
+	nginxUnixUpstream,
+	nginxAccessLogRequestTime,
+	nginxGzip,
+	nginxListenBacklog,
+	nginxServerTokens,
+	// memcached
+	memcachedHitRatio,
+	memcachedEvictions,
+	memcachedConnections,
+	memcachedUnixSocket,
+	// Redis
+	redisEvictions,
+	redisHitRatio,
+	redisMaxclients,
+	redisMaxmemory,
 }
 
 // mysqlReady reports whether the MySQL layer has its variables.

@@ -1,0 +1,41 @@
+package advise
+
+import "fmt"
+
+// memcached-connections: memcached refuses connections past -c (maxconns,
+// counting its own reserved descriptors) and counts them in
+// rejected_connections, or stops listening for a while
+// (listen_disabled_num). Size -c to web servers × workers × cache clients
+// per worker (seed 004; stacktune plan cache-connections).
+var memcachedConnections = ruleFunc{"memcached-connections", LayerMemcached, checkMemcachedConnections}
+
+func checkMemcachedConnections(c *Context) []Finding {
+	m := c.Memcached
+	if m == nil || m.MaxConns <= 0 {
+		return nil
+	}
+	busy := float64(m.CurrConnections) >= 0.8*float64(m.MaxConns)
+	if !busy && m.RejectedConnections == 0 && m.ListenDisabledNum == 0 {
+		return nil
+	}
+	src := sinceStart("memcached stats", m.UptimeSec)
+	value := max(m.MaxConns*2, nextPow2(m.CurrConnections*2))
+	f := Finding{
+		ID:       "memcached-connections",
+		Title:    fmt.Sprintf("memcached has %d connections open of -c %d", m.CurrConnections, m.MaxConns),
+		Severity: Warning,
+		Evidence: []Evidence{ev("curr_connections", fmt.Sprint(m.CurrConnections), "connections", "memcached stats (current)"),
+			ev("maxconns (-c)", fmt.Sprint(m.MaxConns), "connections", "memcached stats settings")},
+		Change: &Change{Kind: KindMemcached, Target: "memcached", Name: "-c", Current: fmt.Sprint(m.MaxConns), Value: fmt.Sprint(value), Direction: Increase},
+		Effect: "clients are not refused at the peak; size -c to web servers × workers × cache connections per worker + 32 (stacktune plan cache-connections)",
+		Risk:   Risk{Restart: true, Note: "memcached needs a file descriptor per connection: its LimitNOFILE must be above -c"},
+		Source: "seed 004 (memcached -c 65535; size -c for web servers × workers); memcached.c (reserved_fds); stacktune plan cache-connections",
+	}
+	if m.RejectedConnections > 0 || m.ListenDisabledNum > 0 {
+		f.Severity = Critical
+		f.Title = fmt.Sprintf("memcached refused connections: %d rejected, listening disabled %d times", m.RejectedConnections, m.ListenDisabledNum)
+		f.Evidence = append(f.Evidence, ev("rejected_connections", fmt.Sprint(m.RejectedConnections), "connections", src),
+			ev("listen_disabled_num", fmt.Sprint(m.ListenDisabledNum), "times", src))
+	}
+	return []Finding{f}
+}

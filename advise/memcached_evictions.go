@@ -1,0 +1,40 @@
+package advise
+
+import "fmt"
+
+// memcached-evictions: memcached evicts live items when its memory (-m)
+// is full; each eviction is a later miss (seed 004 ran -m 1024).
+var memcachedEvictions = ruleFunc{"memcached-evictions", LayerMemcached, checkMemcachedEvictions}
+
+// evictMinRate is the evictions per second since start worth a change.
+const evictMinRate = 0.1
+
+func checkMemcachedEvictions(c *Context) []Finding {
+	m := c.Memcached
+	if m == nil || m.Evictions <= 0 {
+		return nil
+	}
+	rate := perSecond(m.Evictions, m.UptimeSec)
+	if rate < evictMinRate {
+		return nil
+	}
+	src := sinceStart("memcached stats", m.UptimeSec)
+	cur := m.LimitMaxbytes / mib
+	value := max(cur*2, 64)
+	f := Finding{
+		ID:       "memcached-evictions",
+		Title:    fmt.Sprintf("memcached evicts %s items per second for lack of memory", num(rate)),
+		Severity: Warning,
+		Evidence: []Evidence{ev("evictions", fmt.Sprint(m.Evictions), "items", src),
+			ev("limit_maxbytes (-m)", fmt.Sprint(m.LimitMaxbytes), "bytes ("+fmtBytes(m.LimitMaxbytes)+")", "memcached stats"),
+			ev("bytes", fmt.Sprint(m.Bytes), "bytes ("+fmtBytes(m.Bytes)+")", "memcached stats")},
+		Change: &Change{Kind: KindMemcached, Target: "memcached", Name: "-m", Current: fmt.Sprint(cur), Value: fmt.Sprint(value), Direction: Increase},
+		Effect: "items live until their TTL instead of being pushed out, so later gets hit",
+		Risk:   Risk{Memory: fmt.Sprintf("+%s of RAM on the memcached host", fmtBytes((value-cur)*mib)), Restart: true, Note: "a restart empties the cache: do it off-peak"},
+		Source: "seed 004 (memcached -m 1024); memcached protocol.txt (evictions)",
+	}
+	if ram := c.RAM(); ram > 0 && (localAddr(m.Addr) || m.Unix) && value*mib > ram/4 {
+		f.Risk.Note += fmt.Sprintf("; %s is over a quarter of this host's RAM: check the memory budget of the other services", fmtBytes(value*mib))
+	}
+	return []Finding{f}
+}
