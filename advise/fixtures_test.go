@@ -232,8 +232,8 @@ func snapFor(sv server) *collect.Snapshot {
 			Deltas: map[string]float64{}, Rates: map[string]float64{},
 		},
 		Data: collect.DataSizes{
-			Schemas:         []collect.SchemaSize{{Name: "app", Tables: 20, DataBytes: fixData, IndexBytes: fixIndex, InnoDBBytes: fixData + fixIndex}},
-			TotalDataBytes:  fixData + 2*mib, TotalIndexBytes: fixIndex,
+			Schemas:        []collect.SchemaSize{{Name: "app", Tables: 20, DataBytes: fixData, IndexBytes: fixIndex, InnoDBBytes: fixData + fixIndex}},
+			TotalDataBytes: fixData + 2*mib, TotalIndexBytes: fixIndex,
 			InnoDBDataBytes: fixData, InnoDBIndexBytes: fixIndex, Complete: true,
 		},
 		PerformanceSchema: collect.PerformanceSchema{Enabled: vars["performance_schema"] == "ON"},
@@ -413,8 +413,8 @@ func redisLayer() *collect.Redis {
 	rdb := true
 	return &collect.Redis{
 		Network: "tcp", Addr: "10.0.0.6:6379", Version: "7.0.15",
-		Info:   map[string]map[string]string{"memory": {"maxmemory": "1073741824"}},
-		Config: map[string]string{"maxclients": "10000", "maxmemory": "1073741824", "maxmemory-policy": "allkeys-lru", "save": "3600 1", "appendonly": "no"},
+		Info:      map[string]map[string]string{"memory": {"maxmemory": "1073741824"}},
+		Config:    map[string]string{"maxclients": "10000", "maxmemory": "1073741824", "maxmemory-policy": "allkeys-lru", "save": "3600 1", "appendonly": "no"},
 		UptimeSec: 86400, KeyspaceHits: 900000, KeyspaceMisses: 100000, HitRatio: &hit,
 		ConnectedClients: 40, MaxClients: 10000, UsedMemory: 200 * mib, MaxMemory: gib, MaxMemoryPolicy: "allkeys-lru",
 		Save: "3600 1", RDB: &rdb,

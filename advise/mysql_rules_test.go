@@ -223,7 +223,9 @@ func TestMySQLRedoLogCapacity(t *testing.T) {
 			}
 		}},
 		{name: "MySQL 8.4: innodb_redo_log_capacity", on: "MySQL 8.4", setup: heavy, fires: true,
-			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "innodb_redo_log_capacity", fmt.Sprint(roundUp(5*mib*3600, 64*mib))) }},
+			check: func(t *testing.T, fs []Finding) {
+				wantChange(t, fs, "innodb_redo_log_capacity", fmt.Sprint(roundUp(5*mib*3600, 64*mib)))
+			}},
 		{name: "huge write rate: capped at 32 GiB", setup: func(s *collect.Snapshot) {
 			setDelta(s, "Innodb_os_log_written", 100*float64(mib)*fixInterval)
 		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "innodb_log_file_size", fmt.Sprint(32*gib)) }},
@@ -315,7 +317,10 @@ func TestMySQLDoublewrite(t *testing.T) {
 	runRuleCases(t, mysqlDoublewrite, []ruleCase{
 		{name: "quiet: silent", fires: false},
 		{name: "write-heavy, not allowed: cost, no change", setup: commitHeavy, fires: true,
-			check: func(t *testing.T, fs []Finding) { wantNoChange(t, fs); wantText(t, fs[0].Risk.Durability, "half-written") }},
+			check: func(t *testing.T, fs []Finding) {
+				wantNoChange(t, fs)
+				wantText(t, fs[0].Risk.Durability, "half-written")
+			}},
 		{name: "write-heavy, allowed: OFF with a restart", setup: commitHeavy, opt: Options{AllowDurabilityLoss: true}, fires: true,
 			check: func(t *testing.T, fs []Finding) {
 				wantChange(t, fs, "innodb_doublewrite", "OFF")
@@ -449,7 +454,10 @@ func TestMySQLTableOpenCache(t *testing.T) {
 	runRuleCases(t, mysqlTableOpenCache, []ruleCase{
 		{name: "cache not full: silent", setup: func(s *collect.Snapshot) { setDelta(s, "Opened_tables", 300) }, fires: false},
 		{name: "full and reopening 30/s: double it", setup: full, fires: true,
-			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "table_open_cache", "4000"); wantSeverity(t, fs, Warning) }},
+			check: func(t *testing.T, fs []Finding) {
+				wantChange(t, fs, "table_open_cache", "4000")
+				wantSeverity(t, fs, Warning)
+			}},
 		{name: "overflows count as full", setup: func(s *collect.Snapshot) {
 			setDelta(s, "Opened_tables", 30)
 			setDelta(s, "Table_open_cache_overflows", 10)
@@ -544,7 +552,10 @@ func TestMySQLOpenFilesLimit(t *testing.T) {
 			}
 		}},
 		{name: "files open near the limit: critical", setup: func(s *collect.Snapshot) { setGauge(s, "Open_files", 32000) }, fires: true,
-			check: func(t *testing.T, fs []Finding) { wantSeverity(t, fs, Critical); wantChange(t, fs, "open_files_limit", "64000") }},
+			check: func(t *testing.T, fs []Finding) {
+				wantSeverity(t, fs, Critical)
+				wantChange(t, fs, "open_files_limit", "64000")
+			}},
 	})
 }
 
