@@ -1,0 +1,121 @@
+package advise
+
+import (
+	"testing"
+
+	"github.com/stacktune/stacktune/collect"
+)
+
+// cacheSnap is a web host with the memcached and Redis fixtures.
+func cacheSnap(t testing.TB) *collect.Snapshot {
+	s := webSnap(t, "isucon")
+	s.Memcached = memcachedLayer()
+	s.Redis = redisLayer()
+	return s
+}
+
+func TestMemcachedHitRatio(t *testing.T) {
+	runRuleCases(t, memcachedHitRatio, []ruleCase{
+		{name: "95%: silent", snap: cacheSnap, fires: false},
+		{name: "40% since start: warning, no setting to change", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			h := 0.4
+			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.HitRatio = 40000, 60000, &h
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			wantNoChange(t, fs)
+			wantText(t, fs[0].Evidence[0].Source, "since start")
+		}},
+	})
+}
+
+func TestMemcachedEvictions(t *testing.T) {
+	runRuleCases(t, memcachedEvictions, []ruleCase{
+		{name: "none: silent", snap: cacheSnap, fires: false},
+		{name: "1/s since start: -m doubled", snap: cacheSnap, setup: func(s *collect.Snapshot) { s.Memcached.Evictions = 86400 }, fires: true,
+			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "-m", "128") }},
+	})
+}
+
+func TestMemcachedConnections(t *testing.T) {
+	runRuleCases(t, memcachedConnections, []ruleCase{
+		{name: "50 of 1024: silent", snap: cacheSnap, fires: false},
+		{name: "rejected: critical, -c doubled", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.CurrConnections, s.Memcached.RejectedConnections = 1000, 12
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Critical)
+			wantChange(t, fs, "-c", "2048")
+		}},
+	})
+}
+
+func TestMemcachedUnixSocket(t *testing.T) {
+	runRuleCases(t, memcachedUnixSocket, []ruleCase{
+		{name: "remote: silent", snap: cacheSnap, fires: false},
+		{name: "same host over TCP (seed 004): -s", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.Addr = "127.0.0.1:11211"
+			s.Linux.TCP.TimeWait.ByRemotePort[11211] = 3000
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "-s", memcachedSocket)
+			wantText(t, fs[0].Risk.Note, "stops listening on TCP")
+		}},
+		{name: "already a socket: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.Network, s.Memcached.Addr, s.Memcached.Unix = "unix", "/run/memcached.sock", true
+		}, fires: false},
+	})
+}
+
+func TestRedisEvictions(t *testing.T) {
+	runRuleCases(t, redisEvictions, []ruleCase{
+		{name: "none: silent", snap: cacheSnap, fires: false},
+		{name: "evicting at 1 GiB: 2 GiB", snap: cacheSnap, setup: func(s *collect.Snapshot) { s.Redis.EvictedKeys = 100000 }, fires: true,
+			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "maxmemory", "2147483648") }},
+	})
+}
+
+func TestRedisHitRatio(t *testing.T) {
+	runRuleCases(t, redisHitRatio, []ruleCase{
+		{name: "90%: silent", snap: cacheSnap, fires: false},
+		{name: "30%", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			h := 0.3
+			s.Redis.HitRatio = &h
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantSeverity(t, fs, Warning) }},
+	})
+}
+
+func TestRedisMaxclients(t *testing.T) {
+	runRuleCases(t, redisMaxclients, []ruleCase{
+		{name: "40 of 10000: silent", snap: cacheSnap, fires: false},
+		{name: "rejected", snap: cacheSnap, setup: func(s *collect.Snapshot) { s.Redis.RejectedConnections = 5 }, fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantSeverity(t, fs, Critical)
+				wantChange(t, fs, "maxclients", "20000")
+			}},
+	})
+}
+
+func TestRedisMaxmemory(t *testing.T) {
+	runRuleCases(t, redisMaxmemory, []ruleCase{
+		{name: "1 GiB: silent", snap: cacheSnap, fires: false},
+		{name: "unset: twice the use", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Redis.MaxMemory = 0
+			s.Redis.Config["maxmemory"] = "0"
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "maxmemory", "469762048") // 2 × 200 MiB, rounded up to 64 MiB
+			if change(fs, "maxmemory-policy") != nil {
+				t.Error("persisting Redis: no eviction policy change")
+			}
+		}},
+		{name: "unset on a pure cache with noeviction: allkeys-lru too", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Redis.MaxMemory, s.Redis.MaxMemoryPolicy = 0, "noeviction"
+			s.Redis.Config["maxmemory"] = "0"
+			no := false
+			s.Redis.RDB = &no
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "maxmemory-policy", "allkeys-lru") }},
+		{name: "CONFIG refused and INFO silent: unknown, silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Redis.MaxMemory = 0
+			s.Redis.Config = map[string]string{}
+			s.Redis.Info = map[string]map[string]string{}
+			s.Redis.ConfigError = "ERR unknown command 'CONFIG'"
+		}, fires: false},
+	})
+}

@@ -1,0 +1,181 @@
+package advise
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stacktune/stacktune/collect"
+)
+
+// web returns a snapshot builder for one of the nginx fixtures.
+func web(name string) func(t testing.TB) *collect.Snapshot {
+	return func(t testing.TB) *collect.Snapshot { return webSnap(t, name) }
+}
+
+func TestNginxWorkerProcesses(t *testing.T) {
+	runRuleCases(t, nginxWorkerProcesses, []ruleCase{
+		{name: "auto: silent", snap: web("debian"), fires: false},
+		{name: "1 worker (default) on 8 cores: auto", snap: web("minimal"), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "worker_processes", "auto")
+			wantSeverity(t, fs, Info)
+		}},
+		{name: "16 workers on 8 cores: decrease", snap: web("minimal"), setup: func(s *collect.Snapshot) {
+			s.Nginx.Workers = 16
+			st := s.Nginx.Settings["worker_processes"]
+			st.Value, st.Default = "16", false
+			s.Nginx.Settings["worker_processes"] = st
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			if fs[0].Change.Direction != Decrease {
+				t.Error("decrease")
+			}
+		}},
+	})
+}
+
+func TestNginxWorkerConnections(t *testing.T) {
+	runRuleCases(t, nginxWorkerConnections, []ruleCase{
+		{name: "idle: silent", snap: web("isucon"), fires: false},
+		{name: "busy: 4 workers × 4096 / 2 with 7000 clients", snap: web("isucon"), setup: func(s *collect.Snapshot) {
+			s.Linux.TCP.Established.ByLocalPort[80] = 7000
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "worker_connections", "8192") }},
+	})
+}
+
+func TestNginxWorkerRlimitNofile(t *testing.T) {
+	runRuleCases(t, nginxWorkerRlimitNofile, []ruleCase{
+		{name: "65535 for 4096: silent", snap: web("isucon"), fires: false},
+		{name: "too low", snap: web("isucon"), setup: func(s *collect.Snapshot) { s.Nginx.WorkerRlimitNofile = 4096 }, fires: true,
+			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "worker_rlimit_nofile", "9216") }},
+	})
+}
+
+func TestNginxSendfile(t *testing.T) {
+	runRuleCases(t, nginxSendfile, []ruleCase{
+		{name: "Debian: sendfile and tcp_nopush on: silent", snap: web("debian"), fires: false},
+		{name: "ISUCON: tcp_nopush off with static files", snap: web("isucon"), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "tcp_nopush", "on")
+			if change(fs, "sendfile") != nil {
+				t.Error("sendfile is on")
+			}
+		}},
+		{name: "minimal: sendfile off", snap: web("minimal"), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "sendfile", "on")
+			wantChange(t, fs, "tcp_nopush", "on")
+		}},
+	})
+}
+
+func TestNginxOpenFileCache(t *testing.T) {
+	runRuleCases(t, nginxOpenFileCache, []ruleCase{
+		{name: "on (seed 004's values): silent", snap: web("keepalive"), fires: false},
+		{name: "off with static files: seed 004's values", snap: web("debian"), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "open_file_cache", "max=100000 inactive=20s")
+			wantChange(t, fs, "open_file_cache_min_uses", "2")
+		}},
+	})
+}
+
+func TestNginxUpstreamKeepalive(t *testing.T) {
+	runRuleCases(t, nginxUpstreamKeepalive, []ruleCase{
+		{name: "ISUCON: no keepalive, HTTP/1.0", snap: web("isucon"), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "keepalive", "32")
+			wantChange(t, fs, "proxy_http_version", "1.1")
+			wantChange(t, fs, "proxy_set_header", `Connection ""`)
+			if !strings.Contains(fs[0].Change.Target, "upstream app") {
+				t.Errorf("target %q", fs[0].Change.Target)
+			}
+		}},
+		{name: "keepalive 64 but /admin/ and /ws/ close: fix those places", snap: web("keepalive"), fires: true, check: func(t *testing.T, fs []Finding) {
+			if change(fs, "keepalive") != nil {
+				t.Error("the upstream has keepalive")
+			}
+			n := 0
+			for _, ch := range fs[0].Changes() {
+				if ch.Name == "proxy_set_header" {
+					n++
+				}
+			}
+			if n != 2 || len(fs) != 1 {
+				t.Errorf("want Connection cleared in 2 places of 1 upstream:%s", describe(fs))
+			}
+		}},
+		{name: "TIME_WAIT toward a TCP upstream is evidence", snap: web("keepalive"), setup: func(s *collect.Snapshot) {
+			s.Linux.TCP.TimeWait.ByRemotePort[8080] = 5000
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			found := false
+			for _, e := range fs[0].Evidence {
+				found = found || e.Value == "5000"
+			}
+			if !found {
+				t.Errorf("evidence %+v", fs[0].Evidence)
+			}
+		}},
+		{name: "no upstreams: silent", snap: web("minimal"), fires: false},
+	})
+}
+
+func TestNginxUnixUpstream(t *testing.T) {
+	runRuleCases(t, nginxUnixUpstream, []ruleCase{
+		{name: "unix socket already: silent", snap: web("isucon"), fires: false},
+		{name: "127.0.0.1 upstream and proxy_pass: info (seed 000)", snap: web("keepalive"), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantNoChange(t, fs)
+			if len(fs[0].Evidence) != 3 {
+				t.Errorf("two servers and /legacy/: %+v", fs[0].Evidence)
+			}
+			wantText(t, fs[0].Effect, "+5% and +13%")
+		}},
+	})
+}
+
+func TestNginxAccessLogRequestTime(t *testing.T) {
+	runRuleCases(t, nginxAccessLogRequestTime, []ruleCase{
+		{name: "LTSV with reqtime: silent", snap: web("isucon"), fires: false},
+		{name: "Debian's combined: the exact log_format line", snap: web("debian"), fires: true, check: func(t *testing.T, fs []Finding) {
+			lf := change(fs, "log_format")
+			if lf == nil || !strings.HasPrefix(lf.Value, "timed '") || !strings.Contains(lf.Value, "$request_time") {
+				t.Fatalf("%+v", lf)
+			}
+			al := change(fs, "access_log")
+			if al == nil || al.Value != "logs/access.log timed" {
+				t.Fatalf("%+v", al)
+			}
+		}},
+		{name: "nginx's default log (no access_log at all)", snap: web("minimal"), fires: true},
+	})
+}
+
+func TestNginxGzip(t *testing.T) {
+	runRuleCases(t, nginxGzip, []ruleCase{
+		{name: "text types covered: silent", snap: web("isucon"), fires: false},
+		{name: "on for text/html only (Debian)", snap: web("debian"), fires: true, check: func(t *testing.T, fs []Finding) {
+			ch := change(fs, "gzip_types")
+			if ch == nil || strings.Contains(ch.Value, "text/html") || !strings.Contains(ch.Value, "application/json") {
+				t.Fatalf("%+v", ch)
+			}
+		}},
+		{name: "off", snap: web("minimal"), fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "gzip", "on") }},
+	})
+}
+
+func TestNginxListenBacklog(t *testing.T) {
+	runRuleCases(t, nginxListenBacklog, []ruleCase{
+		{name: "empty queues: silent", snap: web("isucon"), fires: false},
+		{name: "queue full on :80 at the default 511 (Debian)", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			s.Linux.TCP.Listen = []collect.ListenSocket{{Address: "0.0.0.0", Port: 80, AcceptQueue: 400}}
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "listen", "80 default_server backlog=4096")
+		}},
+		{name: "somaxconn below: raise it too", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			s.Linux.Sysctls["net.core.somaxconn"] = "128"
+			s.Linux.TCP.Listen = []collect.ListenSocket{{Address: "0.0.0.0", Port: 80, AcceptQueue: 100}}
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "net.core.somaxconn", "4096") }},
+	})
+}
+
+func TestNginxServerTokens(t *testing.T) {
+	runRuleCases(t, nginxServerTokens, []ruleCase{
+		{name: "off: silent", snap: web("keepalive"), fires: false},
+		{name: "default on", snap: web("debian"), fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "server_tokens", "off") }},
+	})
+}
