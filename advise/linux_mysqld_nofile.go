@@ -30,12 +30,11 @@ func checkLinuxMySQLdNofile(c *Context) []Finding {
 	if len(procs) == 0 {
 		return nil
 	}
-	limit, _ := c.Int("open_files_limit")
 	need, formula, ok := mysqldFileNeed(c)
 	if !ok {
 		return nil
 	}
-	want := max(limit, need)
+	want := max(need, openFilesWanted(c))
 	// The lowest hard limit among the MySQL server processes (the host
 	// may run more than one).
 	sort.Slice(procs, func(i, j int) bool { return procs[i].PID < procs[j].PID })

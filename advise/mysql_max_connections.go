@@ -56,17 +56,21 @@ func checkMySQLMaxConnections(c *Context) []Finding {
 		if t, ok := c.Gauge("Threads_connected"); ok {
 			f.Evidence = append(f.Evidence, ev("Threads_connected", num(t), "connections", srcGauge))
 		}
+		f.Risk.Note = "more connections running at once is not more throughput: if they pile up because queries are slow, fix the queries (stacktune digest)"
+		if b, ok := c.Budget(); ok {
+			extra := b.PerConnection * (value - limit)
+			if b.Total()+extra > b.RAM {
+				// More sessions would put the worst case over the RAM:
+				// memory first.
+				f.Effect = fmt.Sprintf("%d connections would put the worst case at %s of %s RAM: free memory first (mysql-per-session-buffers lowers what each connection may take), then raise max_connections to the clients' count: web servers × workers per server + admin connections (stacktune plan)",
+					value, fmtBytes(b.Total()+extra), fmtBytes(b.RAM))
+				return []Finding{f}
+			}
+			f.Risk.Memory = fmt.Sprintf("+%s worst case (%s per connection × %d)", fmtBytes(extra), fmtBytes(b.PerConnection), value-limit)
+		}
 		f.Change = c.MySQLChange("max_connections", fmt.Sprint(value), Increase)
 		f.Effect = "clients are not refused with \"Too many connections\" at the peak; better still, size it to the clients: web servers × workers per server + admin connections (stacktune plan)"
 		f.Risk.Restart = c.Restart("max_connections")
-		if b, ok := c.Budget(); ok {
-			extra := b.PerConnection * (value - limit)
-			f.Risk.Memory = fmt.Sprintf("+%s worst case (%s per connection × %d)", fmtBytes(extra), fmtBytes(b.PerConnection), value-limit)
-			if b.Total()+extra > b.RAM {
-				f.Risk.Note = "the memory budget does not hold the new worst case: see mysql-memory-budget and mysql-per-session-buffers"
-			}
-		}
-		f.Risk.Note = joinNote(f.Risk.Note, "more connections running at once is not more throughput: if they pile up because queries are slow, fix the queries (stacktune digest)")
 		return []Finding{f}
 	}
 	uptime, _ := c.Gauge("Uptime")

@@ -26,6 +26,23 @@ func mysqldFileNeed(c *Context) (int64, string, bool) {
 	return max(a, b), fmt.Sprintf("max(10 + %d + 2 × %d, 5 × %d) = %d", conns, toc, conns, max(a, b)), true
 }
 
+// openFilesWanted is the open_files_limit stacktune wants: the current
+// one, or more when the settings need more or the files open now are
+// near it (twice those, rounded up to 1000). linux-mysqld-nofile sizes
+// LimitNOFILE to it.
+func openFilesWanted(c *Context) int64 {
+	limit, _ := c.Int("open_files_limit")
+	need, _, ok := mysqldFileNeed(c)
+	if !ok {
+		return limit
+	}
+	open, _ := c.Gauge("Open_files")
+	if limit >= need && open < openFilesHigh*float64(limit) {
+		return limit
+	}
+	return roundUp(max(need, int64(open*2)), 1000)
+}
+
 func checkMySQLOpenFilesLimit(c *Context) []Finding {
 	if !c.mysqlReady() {
 		return nil
@@ -44,7 +61,7 @@ func checkMySQLOpenFilesLimit(c *Context) []Finding {
 	if !short && !busy {
 		return nil
 	}
-	value := roundUp(max(need, int64(open*2)), 1000)
+	value := openFilesWanted(c)
 	f := Finding{
 		ID:       "mysql-open-files-limit",
 		Severity: Warning,

@@ -389,6 +389,15 @@ func TestMySQLMaxConnections(t *testing.T) {
 			wantSeverity(t, fs, Critical)
 			wantChange(t, fs, "max_connections", "230")
 		}},
+		{name: "refused but the memory budget is over: memory first, no increase", setup: func(s *collect.Snapshot) {
+			budgetBreaker(s)
+			setGauge(s, "Max_used_connections", 1001)
+			setDelta(s, "Connection_errors_max_connections", 30)
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Critical)
+			wantNoChange(t, fs)
+			wantText(t, fs[0].Effect, "free memory first")
+		}},
 		{name: "peak at 95%: warning increase", setup: func(s *collect.Snapshot) { setGauge(s, "Max_used_connections", 145) }, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantSeverity(t, fs, Warning) }},
 		{name: "5000 allowed, peak 100, big per-session buffers on 16 GiB: decrease", setup: func(s *collect.Snapshot) {
