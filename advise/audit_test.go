@@ -203,7 +203,7 @@ func TestMemoryBudgetSaysDecrease(t *testing.T) {
 // what it could not see, without a rule failing.
 func TestPartialSnapshots(t *testing.T) {
 	cases := map[string]*collect.Snapshot{
-		"nil": nil,
+		"nil":   nil,
 		"empty": {Version: 1},
 		"mysql without variables": {Version: 1, MySQL: &collect.MySQL{Flavor: "mysql"},
 			Errors: []collect.CollectorError{{Collector: "mysql", Error: "mysql: partial: variables (SHOW GLOBAL VARIABLES): access denied", Partial: true}}},
