@@ -13,6 +13,9 @@ type Candidate struct {
 	// Covering is set when the index also holds every other column its
 	// query reads, so the table rows need not be read.
 	Covering bool
+	// Base are the columns without the covering extras: an existing index
+	// that serves them makes the candidate unnecessary.
+	Base []IndexCol
 	// Queries are the IDs of the classes it serves.
 	Queries []string
 	// Reasons say which rule built it, one per query.
@@ -86,7 +89,7 @@ func Candidates(id, schema string, t *TableUse, card Cardinality) []*Candidate {
 		if len(ic) == 0 {
 			return
 		}
-		c := &Candidate{Schema: schema, Table: t.Name, Columns: ic, Queries: []string{id}, Reasons: []string{why}}
+		c := &Candidate{Schema: schema, Table: t.Name, Columns: ic, Base: ic, Queries: []string{id}, Reasons: []string{why}}
 		if !t.Star {
 			var rest []string
 			for _, col := range t.Columns {
@@ -95,6 +98,7 @@ func Candidates(id, schema string, t *TableUse, card Cardinality) []*Candidate {
 				}
 			}
 			if len(rest) > 0 && len(ic)+len(rest) <= maxCovering {
+				c.Columns = append([]IndexCol(nil), ic...)
 				for _, col := range rest {
 					c.Columns = append(c.Columns, IndexCol{Name: col})
 				}
@@ -162,7 +166,11 @@ func Merge(cands []*Candidate, existing map[string][]Index) (kept []*Candidate, 
 	for _, c := range cands {
 		found := false
 		for _, ix := range existing[c.Key()] {
-			if ix.Covers(c.Columns) {
+			base := c.Base
+			if base == nil {
+				base = c.Columns
+			}
+			if ix.Covers(base) {
 				covered[c] = ix.Name
 				found = true
 				break

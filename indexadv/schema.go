@@ -156,7 +156,7 @@ func ExistingFindings(schema, table string, ixs []Index) []Finding {
 			if same {
 				kind, detail = "duplicate", fmt.Sprintf("%s(%s) has the same columns as %s", a.Name, colList(a.Columns), b.Name)
 			}
-			out = append(out, Finding{Table: full, Index: a.Name, Kind: kind, Of: b.Name, Detail: detail,
+			out = append(out, Finding{Table: schema + "." + table, Index: a.Name, Kind: kind, Of: b.Name, Detail: detail,
 				DDL: fmt.Sprintf("ALTER TABLE %s DROP INDEX %s, ALGORITHM=INPLACE, LOCK=NONE;", full, quoteIdent(a.Name))})
 			break
 		}

@@ -1,0 +1,332 @@
+package indexadv
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/sandbox"
+)
+
+// Options configure Run.
+type Options struct {
+	// Classes are the digest classes to advise on, most important first.
+	Classes []digest.Class
+	// Source is the user's server, used read-only unless Apply is set.
+	Source *sql.DB
+	// Database is the default database for classes that name none.
+	Database string
+	// RowLimit is the most rows copied per table; above it a sample is
+	// copied (default 200000).
+	RowLimit int64
+	// Runs is how many timed runs of each query are made, the median kept
+	// (default 5).
+	Runs int
+	// Sandbox configures the throwaway MariaDB.
+	Sandbox sandbox.MariaDBOptions
+	// NPlusOneCalls is the call count from which a class returning about
+	// one row per call is reported as an N+1 pattern (default 1000).
+	NPlusOneCalls int64
+	// Apply runs the kept DDL on Source. Without it nothing is written
+	// there.
+	Apply bool
+}
+
+// Result is the advice: the shape of `stacktune indexes --format json`.
+type Result struct {
+	Proposals []Proposal `json:"proposals"`
+	Skipped   []Skip     `json:"skipped"`
+	// Rejected are candidates tried on the copy that did not help.
+	Rejected []Proposal `json:"rejected"`
+	// Existing are duplicate and redundant existing indexes.
+	Existing []Finding     `json:"existing_indexes"`
+	Queries  []QueryReport `json:"queries"`
+	Copies   []Copy        `json:"copies"`
+	// Covered are candidates an existing index already serves.
+	Covered []string `json:"covered,omitempty"`
+	// Applied lists the DDL run on the user's server (Options.Apply).
+	Applied []string `json:"applied,omitempty"`
+	// Server is the throwaway server's version.
+	Server string `json:"proof_server,omitempty"`
+}
+
+// Proposal is an index proven on the copy (or, in Result.Rejected, one
+// that was not).
+type Proposal struct {
+	Table        string     `json:"table"`
+	Columns      []string   `json:"columns"`
+	DDL          string     `json:"ddl"`
+	Queries      []string   `json:"queries"`
+	RowsBefore   int64      `json:"rows_before"`
+	RowsAfter    int64      `json:"rows_after"`
+	TimeBeforeMS float64    `json:"time_before_ms"`
+	TimeAfterMS  float64    `json:"time_after_ms"`
+	IndexBytes   int64      `json:"index_bytes"`
+	Covering     bool       `json:"covering,omitempty"`
+	Reasons      []string   `json:"reasons"`
+	Evidence     []Evidence `json:"evidence"`
+	// WriteBeforeMS and WriteAfterMS time inserting WriteRows rows into the
+	// table without and with the kept indexes of the table (-1: could not
+	// be measured).
+	WriteRows     int     `json:"write_rows"`
+	WriteBeforeMS float64 `json:"write_before_ms"`
+	WriteAfterMS  float64 `json:"write_after_ms"`
+	Rejected      string  `json:"rejected,omitempty"`
+}
+
+// Evidence is a query's plan on the copy before and after.
+type Evidence struct {
+	Query      string `json:"query"`
+	PlanBefore string `json:"plan_before"`
+	PlanAfter  string `json:"plan_after"`
+}
+
+// Skip is a class that was not advised on, and why.
+type Skip struct {
+	ID     string `json:"id"`
+	Query  string `json:"query,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// QueryReport is what was found about one class on the user's server.
+type QueryReport struct {
+	ID          string   `json:"id"`
+	Fingerprint string   `json:"fingerprint"`
+	Sample      string   `json:"sample"`
+	Count       int64    `json:"count"`
+	Plan        string   `json:"plan"`
+	Problems    []string `json:"problems"`
+}
+
+// analyzed is a class that parsed and explained.
+type analyzed struct {
+	class digest.Class
+	q     *Query
+	db    string
+}
+
+// Run advises on opt.Classes: see the package documentation.
+func Run(ctx context.Context, opt Options) (*Result, error) {
+	if opt.Source == nil {
+		return nil, errors.New("indexadv: no source server")
+	}
+	if opt.RowLimit <= 0 {
+		opt.RowLimit = 200000
+	}
+	if opt.Runs <= 0 {
+		opt.Runs = 5
+	}
+	if opt.NPlusOneCalls <= 0 {
+		opt.NPlusOneCalls = 1000
+	}
+	res := &Result{Proposals: []Proposal{}, Skipped: []Skip{}, Rejected: []Proposal{}, Existing: []Finding{}, Queries: []QueryReport{}, Copies: []Copy{}}
+	var list []*analyzed
+	for _, c := range opt.Classes {
+		a, skip := inspect(ctx, opt, c)
+		if skip != "" {
+			res.Skipped = append(res.Skipped, Skip{ID: c.ID, Query: c.Fingerprint, Reason: skip})
+			continue
+		}
+		list = append(list, a)
+	}
+	// Existing indexes of every table used.
+	tables := map[string][2]string{}
+	for _, a := range list {
+		for _, t := range a.q.Tables {
+			s := schemaOf(t, a.db)
+			tables[s+"."+t.Name] = [2]string{s, t.Name}
+		}
+	}
+	existing := map[string][]Index{}
+	for _, k := range sortedKeys(tables) {
+		st := tables[k]
+		ixs, err := Indexes(ctx, opt.Source, st[0], st[1])
+		if err != nil {
+			return nil, err
+		}
+		existing[k] = ixs
+		res.Existing = append(res.Existing, ExistingFindings(st[0], st[1], ixs)...)
+	}
+	for _, a := range list {
+		res.Queries = append(res.Queries, a.report(ctx, opt))
+	}
+	if len(list) == 0 {
+		return res, nil
+	}
+
+	box, err := sandbox.StartMariaDB(ctx, opt.Sandbox)
+	if err != nil {
+		return nil, fmt.Errorf("starting the throwaway MariaDB: %w", err)
+	}
+	defer box.Stop()
+	res.Server = box.Version()
+	broken := map[string]string{}
+	for _, k := range sortedKeys(tables) {
+		st := tables[k]
+		cp, err := copyTable(ctx, opt.Source, box.DB(), st[0], st[1], opt.RowLimit)
+		if err != nil {
+			broken[k] = err.Error()
+			continue
+		}
+		res.Copies = append(res.Copies, cp)
+	}
+
+	cardCache := map[string]int64{}
+	card := func(schema, table, col string) int64 {
+		k := schema + "." + table + "." + col
+		if v, ok := cardCache[k]; ok {
+			return v
+		}
+		var n int64
+		_ = box.DB().QueryRowContext(ctx, fmt.Sprintf("SELECT COUNT(DISTINCT %s) FROM %s", quoteIdent(col), qualified(schema, table))).Scan(&n)
+		cardCache[k] = n
+		return n
+	}
+	var cands []*Candidate
+	byID := map[string]*analyzed{}
+	for _, a := range list {
+		skip := ""
+		for _, t := range a.q.Tables {
+			if why, bad := broken[schemaOf(t, a.db)+"."+t.Name]; bad {
+				skip = "copying the table failed: " + why
+			}
+		}
+		if skip != "" {
+			res.Skipped = append(res.Skipped, Skip{ID: a.class.ID, Query: a.class.Fingerprint, Reason: skip})
+			continue
+		}
+		byID[a.class.ID] = a
+		for _, t := range a.q.Tables {
+			cands = append(cands, Candidates(a.class.ID, schemaOf(t, a.db), t, card)...)
+		}
+	}
+	kept, covered := Merge(cands, existing)
+	for c, ix := range covered {
+		res.Covered = append(res.Covered, fmt.Sprintf("%s(%s) for %s: already served by index %s", c.Key(), strings.Join(c.ColumnNames(), ", "), strings.Join(c.Queries, ", "), ix))
+	}
+	sort.Strings(res.Covered)
+	p := &prover{db: box.DB(), runs: opt.Runs, queries: byID}
+	byTable := map[string][]*Candidate{}
+	for _, c := range kept {
+		byTable[c.Key()] = append(byTable[c.Key()], c)
+	}
+	for _, k := range sortedKeys(byTable) {
+		cs := byTable[k]
+		ok, rej, err := p.proveTable(ctx, cs[0].Schema, cs[0].Table, cs)
+		if err != nil {
+			for _, c := range cs {
+				res.Rejected = append(res.Rejected, Proposal{Table: k, Columns: c.ColumnNames(), DDL: c.DDL(), Queries: c.Queries, Rejected: "the proof failed: " + err.Error()})
+			}
+			continue
+		}
+		res.Proposals = append(res.Proposals, ok...)
+		res.Rejected = append(res.Rejected, rej...)
+	}
+	if opt.Apply {
+		for _, pr := range res.Proposals {
+			if _, err := opt.Source.ExecContext(ctx, strings.TrimSuffix(pr.DDL, ";")); err != nil {
+				return res, fmt.Errorf("applying %s: %w", pr.DDL, err)
+			}
+			res.Applied = append(res.Applied, pr.DDL)
+		}
+	}
+	return res, nil
+}
+
+func schemaOf(t *TableUse, db string) string {
+	if t.Schema != "" {
+		return t.Schema
+	}
+	return db
+}
+
+// inspect parses a class's sample and checks its tables exist and EXPLAIN
+// works on the user's server; it returns a skip reason otherwise.
+func inspect(ctx context.Context, opt Options, c digest.Class) (*analyzed, string) {
+	if strings.TrimSpace(c.Sample) == "" {
+		return nil, "no sample query (the digest has only its fingerprint)"
+	}
+	q, err := Analyze(c.Sample)
+	if err != nil {
+		return nil, "the parser cannot read the sample: " + err.Error()
+	}
+	db := c.SampleDB
+	if db == "" {
+		best := int64(-1)
+		for name, n := range c.Databases {
+			if n > best || (n == best && name < db) {
+				db, best = name, n
+			}
+		}
+	}
+	if db == "" {
+		db = opt.Database
+	}
+	for _, t := range q.Tables {
+		s := schemaOf(t, db)
+		if s == "" {
+			return nil, fmt.Sprintf("no database for table %s (give --db)", t.Name)
+		}
+		ok, err := TableExists(ctx, opt.Source, s, t.Name)
+		if err != nil {
+			return nil, err.Error()
+		}
+		if !ok {
+			return nil, fmt.Sprintf("table %s.%s no longer exists", s, t.Name)
+		}
+	}
+	return &analyzed{class: c, q: q, db: db}, ""
+}
+
+// report explains the class on the user's server and lists its problems.
+func (a *analyzed) report(ctx context.Context, opt Options) QueryReport {
+	c := a.class
+	r := QueryReport{ID: c.ID, Fingerprint: c.Fingerprint, Sample: c.Sample, Count: c.Count, Problems: append([]string{}, a.q.Issues...)}
+	conn, err := useConn(ctx, opt.Source, a.db)
+	if err == nil {
+		var plan *Plan
+		plan, err = Explain(ctx, conn, a.q.Explain)
+		conn.Close()
+		if err == nil {
+			r.Plan = PlanSummary(plan)
+			for _, t := range plan.Tables {
+				if t.FullScan() {
+					r.Problems = append(r.Problems, fmt.Sprintf("full table scan of %s (%d rows)", t.Table, t.Rows))
+				}
+				if t.FullIndexScan() {
+					r.Problems = append(r.Problems, fmt.Sprintf("full index scan of %s (%s, %d rows)", t.Table, t.Key, t.Rows))
+				}
+			}
+			if plan.Filesort {
+				r.Problems = append(r.Problems, "filesort")
+			}
+			if plan.Temporary {
+				r.Problems = append(r.Problems, "temporary table")
+			}
+		}
+	}
+	if err != nil {
+		r.Plan = "EXPLAIN failed: " + err.Error()
+	}
+	if c.RowsExaminedTotal > 1000 && c.RowsExaminedTotal > 100*max(c.RowsSentTotal, 1) {
+		r.Problems = append(r.Problems, fmt.Sprintf("examines %d rows to return %d", c.RowsExaminedTotal, c.RowsSentTotal))
+	}
+	if c.Count >= opt.NPlusOneCalls && c.RowsSentTotal <= c.Count*3/2 && a.q.Kind == "select" {
+		r.Problems = append(r.Problems, fmt.Sprintf("N+1 pattern: called %d times for about one row each; fetch them in one query (IN list or JOIN)", c.Count))
+	}
+	if pc := c.Plan; pc != nil && pc.Known > 0 {
+		for _, x := range []struct {
+			n    int64
+			what string
+		}{{pc.FullScans, "a full scan"}, {pc.FullJoins, "a full join"}, {pc.Filesorts, "a filesort"}, {pc.TmpTables, "a temporary table"}} {
+			if x.n > 0 {
+				r.Problems = append(r.Problems, fmt.Sprintf("the digest recorded %s in %d of %d calls", x.what, x.n, pc.Known))
+			}
+		}
+	}
+	return r
+}

@@ -1,0 +1,291 @@
+package indexadv
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// measurement is one query on the copy.
+type measurement struct {
+	rows int64
+	ms   float64
+	plan string
+}
+
+// prover runs queries on the throwaway copy.
+type prover struct {
+	db      *sql.DB
+	runs    int
+	queries map[string]*analyzed // by class id
+}
+
+// measure EXPLAINs and times a query: the median of p.runs runs.
+func (p *prover) measure(ctx context.Context, q *analyzed) (measurement, error) {
+	conn, err := useConn(ctx, p.db, q.db)
+	if err != nil {
+		return measurement{}, err
+	}
+	defer conn.Close()
+	plan, err := Explain(ctx, conn, q.q.Explain)
+	if err != nil {
+		return measurement{}, err
+	}
+	times := make([]float64, 0, p.runs)
+	for i := 0; i < p.runs; i++ {
+		start := time.Now()
+		rows, err := conn.QueryContext(ctx, q.q.Explain)
+		if err != nil {
+			return measurement{}, err
+		}
+		for rows.Next() {
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return measurement{}, err
+		}
+		times = append(times, float64(time.Since(start).Microseconds())/1000)
+	}
+	sort.Float64s(times)
+	return measurement{rows: plan.Rows, ms: times[len(times)/2], plan: PlanSummary(plan)}, nil
+}
+
+// PlanSummary is a one-line description of a plan.
+func PlanSummary(p *Plan) string {
+	var parts []string
+	for _, t := range p.Tables {
+		s := t.Table + ": " + t.Access
+		if t.Key != "" {
+			s += "(" + t.Key + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s, %d rows", s, t.Rows))
+	}
+	s := strings.Join(parts, "; ")
+	if p.Filesort {
+		s += "; filesort"
+	}
+	if p.Temporary {
+		s += "; temporary table"
+	}
+	return s
+}
+
+func (p *prover) exec(ctx context.Context, q string) error {
+	_, err := p.db.ExecContext(ctx, q)
+	return err
+}
+
+func (p *prover) add(ctx context.Context, c *Candidate) error {
+	if err := p.exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD INDEX %s (%s)", qualified(c.Schema, c.Table), quoteIdent(c.Name()), strings.Join(colStrings(c.Columns), ", "))); err != nil {
+		return err
+	}
+	return p.exec(ctx, "ANALYZE TABLE "+qualified(c.Schema, c.Table))
+}
+
+func (p *prover) drop(ctx context.Context, c *Candidate) error {
+	if err := p.exec(ctx, fmt.Sprintf("ALTER TABLE %s DROP INDEX %s", qualified(c.Schema, c.Table), quoteIdent(c.Name()))); err != nil {
+		return err
+	}
+	return p.exec(ctx, "ANALYZE TABLE "+qualified(c.Schema, c.Table))
+}
+
+func colStrings(cs []IndexCol) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.String()
+	}
+	return out
+}
+
+// SQL of the size and write-cost measurements.
+const (
+	sqlIndexSize = `SELECT stat_value * @@innodb_page_size FROM mysql.innodb_index_stats
+WHERE database_name = ? AND table_name = ? AND index_name = ? AND stat_name = 'size'`
+	sqlWritableColumns = `SELECT COLUMN_NAME FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND EXTRA NOT LIKE '%auto_increment%' AND EXTRA NOT LIKE '%GENERATED%'
+AND EXTRA NOT LIKE '%VIRTUAL%' AND EXTRA NOT LIKE '%PERSISTENT%' AND EXTRA NOT LIKE '%STORED%' ORDER BY ORDINAL_POSITION`
+	// writeRows is how many rows the write-cost measurement inserts.
+	writeRows = 1000
+)
+
+func (p *prover) indexSize(ctx context.Context, c *Candidate) int64 {
+	var n sql.NullFloat64
+	if err := p.db.QueryRowContext(ctx, sqlIndexSize, c.Schema, c.Table, c.Name()).Scan(&n); err != nil {
+		return 0
+	}
+	return int64(n.Float64)
+}
+
+// writeCost times inserting writeRows copies of existing rows in a
+// transaction that is rolled back (median of 3), in ms; -1 when the table
+// cannot take such rows (unique keys, no rows).
+func (p *prover) writeCost(ctx context.Context, schema, table string) float64 {
+	rows, err := p.db.QueryContext(ctx, sqlWritableColumns, schema, table)
+	if err != nil {
+		return -1
+	}
+	var cols []string
+	for rows.Next() {
+		var c string
+		if rows.Scan(&c) == nil {
+			cols = append(cols, quoteIdent(c))
+		}
+	}
+	rows.Close()
+	if len(cols) == 0 {
+		return -1
+	}
+	list := strings.Join(cols, ", ")
+	q := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s LIMIT %d", qualified(schema, table), list, list, qualified(schema, table), writeRows)
+	var times []float64
+	for i := 0; i < 3; i++ {
+		tx, err := p.db.BeginTx(ctx, nil)
+		if err != nil {
+			return -1
+		}
+		start := time.Now()
+		_, err = tx.ExecContext(ctx, q)
+		el := float64(time.Since(start).Microseconds()) / 1000
+		_ = tx.Rollback()
+		if err != nil {
+			return -1
+		}
+		times = append(times, el)
+	}
+	sort.Float64s(times)
+	return times[1]
+}
+
+// helps is the rule for keeping a proposal: it at least halves the rows
+// examined or cuts the time by 30% (and by more than 0.1 ms) for one of its
+// queries.
+func helps(before, after measurement) bool {
+	return after.rows*2 <= before.rows || (after.ms <= before.ms*0.7 && before.ms-after.ms > 0.1)
+}
+
+// notNeeded says a candidate can go: without it, its queries are within
+// 10% of the rows and 20% (or 0.2 ms) of the time they take with it.
+func notNeeded(with, without measurement) bool {
+	return float64(without.rows) <= float64(with.rows)*1.1 && (without.ms <= with.ms*1.2 || without.ms-with.ms < 0.2)
+}
+
+// proveTable tries the candidates of one table on the copy. It returns the
+// proposals kept and the rejected ones with their reasons.
+func (p *prover) proveTable(ctx context.Context, schema, table string, cands []*Candidate) (kept, rejected []Proposal, err error) {
+	ids := map[string]bool{}
+	for _, c := range cands {
+		for _, q := range c.Queries {
+			ids[q] = true
+		}
+	}
+	before := map[string]measurement{}
+	for _, id := range sortedKeys(ids) {
+		m, err := p.measure(ctx, p.queries[id])
+		if err != nil {
+			return nil, nil, fmt.Errorf("measuring %s before: %w", id, err)
+		}
+		before[id] = m
+	}
+	writeBefore := p.writeCost(ctx, schema, table)
+	active := map[*Candidate]bool{}
+	reason := map[*Candidate]string{}
+	for _, c := range cands {
+		if err := p.add(ctx, c); err != nil {
+			reason[c] = "could not be created on the copy: " + err.Error()
+			continue
+		}
+		active[c] = true
+	}
+	measureAll := func(cs []string) (map[string]measurement, error) {
+		out := map[string]measurement{}
+		for _, id := range cs {
+			m, err := p.measure(ctx, p.queries[id])
+			if err != nil {
+				return nil, err
+			}
+			out[id] = m
+		}
+		return out, nil
+	}
+	with, err := measureAll(sortedKeys(ids))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(active) > 1 {
+		for _, c := range cands {
+			if !active[c] {
+				continue
+			}
+			if err := p.drop(ctx, c); err != nil {
+				return nil, nil, err
+			}
+			without, err := measureAll(c.Queries)
+			if err != nil {
+				return nil, nil, err
+			}
+			needed := false
+			for _, id := range c.Queries {
+				if !notNeeded(with[id], without[id]) {
+					needed = true
+				}
+			}
+			if needed {
+				if err := p.add(ctx, c); err != nil {
+					return nil, nil, err
+				}
+			} else {
+				active[c] = false
+				reason[c] = "not needed: the other candidates serve its queries as well without it"
+			}
+		}
+	}
+	after, err := measureAll(sortedKeys(ids))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range cands {
+		if !active[c] {
+			continue
+		}
+		ok := false
+		for _, id := range c.Queries {
+			if helps(before[id], after[id]) {
+				ok = true
+			}
+		}
+		if !ok {
+			active[c] = false
+			reason[c] = "did not halve the rows examined nor cut the time by 30% on the copy"
+			if err := p.drop(ctx, c); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	writeAfter := p.writeCost(ctx, schema, table)
+	for _, c := range cands {
+		pr := Proposal{
+			Table: schema + "." + table, Columns: c.ColumnNames(), DDL: c.DDL(), Queries: c.Queries,
+			Covering: c.Covering, Reasons: c.Reasons, WriteRows: writeRows,
+			WriteBeforeMS: writeBefore, WriteAfterMS: writeAfter,
+		}
+		for _, id := range c.Queries {
+			pr.RowsBefore += before[id].rows
+			pr.RowsAfter += after[id].rows
+			pr.TimeBeforeMS += before[id].ms
+			pr.TimeAfterMS += after[id].ms
+			pr.Evidence = append(pr.Evidence, Evidence{Query: id, PlanBefore: before[id].plan, PlanAfter: after[id].plan})
+		}
+		if active[c] {
+			pr.IndexBytes = p.indexSize(ctx, c)
+			kept = append(kept, pr)
+		} else {
+			pr.Rejected = reason[c]
+			rejected = append(rejected, pr)
+		}
+	}
+	return kept, rejected, nil
+}

@@ -1,0 +1,102 @@
+package indexadv
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/workload"
+)
+
+// TestRunOnWorkload is the seed-000 case: the workload's relations table
+// has no index on one/another, and the friends query ORs them.
+func TestRunOnWorkload(t *testing.T) {
+	ctx := context.Background()
+	prod := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	if err := workload.Setup(ctx, prod.DB(), "app", workload.DefaultScale); err != nil {
+		t.Fatal(err)
+	}
+	// A duplicate index, to be reported.
+	if _, err := prod.DB().Exec("ALTER TABLE app.entries ADD INDEX user_only (user_id)"); err != nil {
+		t.Fatal(err)
+	}
+	classes := []digest.Class{
+		{ID: "FRIENDS", Fingerprint: "select * from relations where one = ? or another = ? order by created_at desc",
+			Sample: "SELECT * FROM relations WHERE one = 7 OR another = 7 ORDER BY created_at DESC", SampleDB: "app",
+			Count: 500, RowsExaminedTotal: 500 * 20000, RowsSentTotal: 500 * 40},
+		{ID: "USER", Fingerprint: "select id, account_name, nick_name from users where id = ?",
+			Sample: "SELECT id, account_name, nick_name FROM users WHERE id = 5", Databases: map[string]int64{"app": 5000},
+			Count: 5000, RowsExaminedTotal: 5000, RowsSentTotal: 5000},
+		{ID: "COUNT", Fingerprint: "select count(*) from comments where entry_id in(?+)",
+			Sample: "SELECT COUNT(*) FROM comments WHERE entry_id IN (1,2,3,4,5)", SampleDB: "app", Count: 500},
+		{ID: "TOUCH", Fingerprint: "update users set nick_name = ? where id = ?",
+			Sample: "UPDATE users SET nick_name = 'x' WHERE id = 3", SampleDB: "app", Count: 100},
+		{ID: "ENTRIES", Fingerprint: "select id, body, created_at from entries where user_id = ? order by created_at desc limit ?",
+			Sample: "SELECT id, body, created_at FROM entries WHERE user_id = 3 ORDER BY created_at DESC LIMIT 5", SampleDB: "app", Count: 500},
+		{ID: "BROKEN", Fingerprint: "selec garbage", Sample: "SELEC garbage FORM x", SampleDB: "app"},
+		{ID: "GONE", Fingerprint: "select * from gone where a = ?", Sample: "SELECT * FROM gone WHERE a = 1", SampleDB: "app"},
+		{ID: "NOSAMPLE", Fingerprint: "select * from users where email = ?"},
+	}
+	res, err := Run(ctx, Options{Classes: classes, Source: prod.DB(), Runs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.MarshalIndent(res, "", "  ")
+	t.Logf("%s", js)
+
+	got := map[string]Proposal{}
+	for _, p := range res.Proposals {
+		got[p.Table+"("+strings.Join(p.Columns, ", ")+")"] = p
+	}
+	for _, want := range []string{"app.relations(one, created_at)", "app.relations(another, created_at)", "app.comments(entry_id)"} {
+		p, ok := got[want]
+		if !ok {
+			t.Errorf("no proposal %s", want)
+			continue
+		}
+		if p.RowsAfter*10 > p.RowsBefore {
+			t.Errorf("%s: rows %d → %d, want far fewer", want, p.RowsBefore, p.RowsAfter)
+		}
+		if p.IndexBytes <= 0 || !strings.HasSuffix(p.DDL, "ALGORITHM=INPLACE, LOCK=NONE;") {
+			t.Errorf("%s: size %d ddl %s", want, p.IndexBytes, p.DDL)
+		}
+	}
+	if p := got["app.relations(one, created_at)"]; len(p.Evidence) == 0 || !strings.Contains(p.Evidence[0].PlanAfter, "index_merge") {
+		t.Errorf("friends plan after: %+v", p.Evidence)
+	}
+	if len(res.Proposals) != 3 {
+		t.Errorf("%d proposals, want 3", len(res.Proposals))
+	}
+	skipped := map[string]string{}
+	for _, s := range res.Skipped {
+		skipped[s.ID] = s.Reason
+	}
+	for id, want := range map[string]string{"BROKEN": "parser", "GONE": "no longer exists", "NOSAMPLE": "no sample"} {
+		if !strings.Contains(skipped[id], want) {
+			t.Errorf("skip %s: %q, want %q", id, skipped[id], want)
+		}
+	}
+	problems := map[string]string{}
+	for _, q := range res.Queries {
+		problems[q.ID] = strings.Join(q.Problems, "; ")
+	}
+	for id, want := range map[string]string{"FRIENDS": "full table scan", "USER": "N+1", "COUNT": "full table scan"} {
+		if !strings.Contains(problems[id], want) {
+			t.Errorf("problems of %s: %q, want %q", id, problems[id], want)
+		}
+	}
+	if !strings.Contains(problems["FRIENDS"], "OR across different columns") || !strings.Contains(problems["FRIENDS"], "filesort") {
+		t.Errorf("FRIENDS problems %q", problems["FRIENDS"])
+	}
+	if len(res.Existing) != 1 || res.Existing[0].Index != "user_only" {
+		t.Errorf("existing findings %+v", res.Existing)
+	}
+	// Nothing was applied to the user's server.
+	ixs, err := Indexes(ctx, prod.DB(), "app", "relations")
+	if err != nil || len(ixs) != 1 {
+		t.Errorf("relations indexes on the user's server: %+v %v", ixs, err)
+	}
+}
