@@ -296,7 +296,7 @@ var tunerVerdicts = []tunerVerdict{
 	{pattern: regexp.MustCompile(`^Enable the slow query log`), agree: true, vars: []string{"slow_query_log"}},
 	{pattern: regexp.MustCompile(`^innodb_log_file_size should be \(=.*\) if possible, so InnoDB total log files size equals 25% of buffer pool size`),
 		vars: []string{"innodb_log_file_size"},
-		why: "the redo log is sized from the measured write rate (an hour of Innodb_os_log_written at the interval's rate), not as a share of the buffer pool, which says nothing about writes; stacktune never shrinks it for that (a smaller log only makes checkpoints more frequent)",
+		why:  "the redo log is sized from the measured write rate (an hour of Innodb_os_log_written at the interval's rate), not as a share of the buffer pool, which says nothing about writes; stacktune never shrinks it for that (a smaller log only makes checkpoints more frequent)",
 		check: func(r *e2eRun) string {
 			for _, f := range r.res.Findings {
 				if ch := change([]Finding{f}, "innodb_log_file_size"); ch != nil && ch.Direction == Decrease {
@@ -317,7 +317,7 @@ var tunerVerdicts = []tunerVerdict{
 		why: "a guess at the cause of disk temporary tables from counters since start; stacktune raises the in-memory limit from the interval's Created_tmp_disk_tables and points to stacktune digest to name the queries"},
 	{pattern: regexp.MustCompile(`^join_buffer_size \(> .*\)`),
 		vars: []string{"join_buffer_size"},
-		why: "an increase without evidence that a join would fit (Select_full_join says joins without indexes happened since start); join buffers are per session and per join, so stacktune only lowers them against the memory budget and points to the missing index",
+		why:  "an increase without evidence that a join would fit (Select_full_join says joins without indexes happened since start); join buffers are per session and per join, so stacktune only lowers them against the memory budget and points to the missing index",
 		check: func(r *e2eRun) string {
 			if ch := change(r.res.Findings, "join_buffer_size"); ch != nil && ch.Direction == Increase {
 				return "stacktune increases join_buffer_size too"
@@ -327,13 +327,13 @@ var tunerVerdicts = []tunerVerdict{
 	{pattern: regexp.MustCompile(`^Adjust your join queries to always utilize indexes$`),
 		why: "query advice from Select_full_join since start; stacktune digest and the index advisor name the queries"},
 	{pattern: regexp.MustCompile(`^table_definition_cache ?\(\d+\) ?> \d+`),
-		why: "compares the cache with the number of tables; stacktune raises it only when definitions were reopened over the interval with the cache full (Opened_table_definitions), which did not happen",
+		why:   "compares the cache with the number of tables; stacktune raises it only when definitions were reopened over the interval with the cache full (Opened_table_definitions), which did not happen",
 		check: func(r *e2eRun) string { return silentRule(r, "mysql-table-definition-cache") }},
 	{pattern: regexp.MustCompile(`^table_open_cache \(> \d+\)$|^Increase table_open_cache gradually`),
-		why: "from the hit rate since start (every table opened once after start counts as a miss); stacktune raises it only when Opened_tables grew over the interval with the cache full",
+		why:   "from the hit rate since start (every table opened once after start counts as a miss); stacktune raises it only when Opened_tables grew over the interval with the cache full",
 		check: func(r *e2eRun) string { return silentRule(r, "mysql-table-open-cache") }},
 	{pattern: regexp.MustCompile(`^thread_cache_size \(start at \d+\)$`),
-		why: "from Threads_created since start; stacktune raises it only when threads are created over the interval beyond the cache",
+		why:   "from Threads_created since start; stacktune raises it only when threads are created over the interval beyond the cache",
 		check: func(r *e2eRun) string { return silentRule(r, "mysql-thread-cache") }},
 	{pattern: regexp.MustCompile(`^key_buffer_size \(~? ?\d+.*\)$|^Buffer Key MyISAM set to 0`),
 		why: "MyISAM key cache advice; stacktune has no MyISAM rule (MyISAM tables are rare in the stacks it audits) and counts key_buffer_size in the memory budget"},
@@ -512,4 +512,3 @@ func runMySQLTuner(r *e2eRun) (recs, adjust []string, status map[string]string, 
 	}
 	return v.Recommendations, v.AdjustVariables, status, nil
 }
-
