@@ -251,7 +251,12 @@ func inspect(ctx context.Context, opt Options, c digest.Class) (*analyzed, strin
 		return nil, "no sample query (the digest has only its fingerprint)"
 	}
 	q, err := Analyze(c.Sample)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrUnsupported):
+		return nil, "not a SELECT, UPDATE or DELETE: no index to propose"
+	case errors.Is(err, ErrPlaceholder):
+		return nil, "no usable sample: " + err.Error()
+	case err != nil:
 		return nil, "the parser cannot read the sample: " + err.Error()
 	}
 	db := c.SampleDB

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stacktune/stacktune/dbconn"
+	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/indexadv"
+	"github.com/stacktune/stacktune/pfs"
+	"github.com/stacktune/stacktune/report"
+)
+
+// indexesOptions are the flags of `stacktune indexes`.
+type indexesOptions struct {
+	dsn      string
+	slowlogs []string
+	interval time.Duration
+	limit    int
+	db       string
+	rowLimit int64
+	runs     int
+	format   string
+	apply    bool
+}
+
+func newIndexesCmd() *cobra.Command {
+	var o indexesOptions
+	cmd := &cobra.Command{
+		Use:   "indexes --dsn DSN [--slowlog FILE]",
+		Short: "Propose indexes for the top query classes, proven on a throwaway copy",
+		Long: `indexes takes the top classes of a digest (of --slowlog files, or else of the
+server's performance_schema), parses and EXPLAINs each sample on the server (UPDATE
+and DELETE through a SELECT of their WHERE, never executed), reports full scans,
+filesorts, temporary tables, ORs across columns, functions on columns, leading
+wildcards and N+1 patterns, and proposes indexes. Each proposal is proven on a
+throwaway MariaDB holding a copy of the schema and of the data (a sample above
+--row-limit rows): only indexes that cut the rows examined or the time are kept,
+with their size and write cost. Nothing is changed on the server without --apply.`,
+		Example: `  stacktune indexes --dsn 'ro@tcp(db:3306)/app' --slowlog /var/log/mysql/slow.log
+  stacktune indexes --dsn 'root@unix(/run/mysqld/mysqld.sock)/app' --interval 60s --format markdown`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIndexes(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dsn, "dsn", "", "the server to advise on (go-sql-driver DSN); read-only unless --apply")
+	f.StringSliceVar(&o.slowlogs, "slowlog", nil, "take the classes from these slow logs (- for standard input) instead of performance_schema")
+	f.DurationVar(&o.interval, "interval", 10*time.Second, "without --slowlog: time between the two performance_schema samples")
+	f.IntVar(&o.limit, "limit", 10, "advise on the top N classes by total time")
+	f.StringVar(&o.db, "db", "", "default database for queries that name none (default: the DSN's)")
+	f.Int64Var(&o.rowLimit, "row-limit", 200000, "copy tables whole up to this many rows, a sample above")
+	f.IntVar(&o.runs, "runs", 5, "timed runs of each query on the copy (the median is kept)")
+	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.IndexesFormats, ", "))
+	f.BoolVar(&o.apply, "apply", false, "run the proven DDL on the server (otherwise it is only printed)")
+	return cmd
+}
+
+func runIndexes(ctx context.Context, o indexesOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	if err := report.CheckFormat(o.format, report.IndexesFormats...); err != nil {
+		return err
+	}
+	if o.dsn == "" {
+		return errors.New("--dsn is required: indexes EXPLAINs the queries on the server and copies its tables")
+	}
+	if o.limit <= 0 {
+		return fmt.Errorf("--limit %d: give at least 1", o.limit)
+	}
+	ropt := digest.ReportOptions{Sort: digest.SortTotal, Limit: o.limit}
+	db, err := dbconn.Open(ctx, o.dsn, 0)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var rep *digest.Report
+	if len(o.slowlogs) > 0 {
+		rep, err = digestFiles(ctx, digestOptions{files: o.slowlogs}, ropt, stdin)
+	} else {
+		rep, err = pfs.Digest(ctx, db, pfs.Options{Interval: o.interval, Report: ropt})
+	}
+	if err != nil {
+		return err
+	}
+	dbName := o.db
+	if dbName == "" {
+		_ = db.QueryRowContext(ctx, "SELECT COALESCE(DATABASE(), '')").Scan(&dbName)
+	}
+	res, err := indexadv.Run(ctx, indexadv.Options{
+		Classes: rep.Classes, Source: db, Database: dbName,
+		RowLimit: o.rowLimit, Runs: o.runs, Apply: o.apply,
+	})
+	if res != nil {
+		if werr := report.Indexes(stdout, res, o.format); werr != nil {
+			return fmt.Errorf("writing the report: %w", werr)
+		}
+		if len(res.Skipped) > 0 && o.format != report.Text {
+			fmt.Fprintf(stderr, "stacktune: skipped %d classes (see \"skipped\")\n", len(res.Skipped))
+		}
+	}
+	return err
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/workload"
+)
+
+func TestIndexesCLIBadInput(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no dsn", []string{"indexes"}, "--dsn is required"},
+		{"bad format", []string{"indexes", "--dsn", "x@tcp(127.0.0.1:1)/", "--format", "xml"}, "unknown format"},
+		{"bad limit", []string{"indexes", "--dsn", "x@tcp(127.0.0.1:1)/", "--limit", "0"}, "--limit"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := run(t, "", c.args...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestIndexesCLIOnWorkload runs the workload with the slow log on, then
+// `stacktune indexes --slowlog`: the friends query's OR gets one index per
+// branch, proven on the copy, and nothing is applied without --apply.
+func TestIndexesCLIOnWorkload(t *testing.T) {
+	ctx := context.Background()
+	m := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"slow_query_log": "ON", "long_query_time": "0"}})
+	if err := workload.Setup(ctx, m.DB(), "app", workload.DefaultScale); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workload.Run(ctx, m.DB(), workload.Options{Database: "app", Duration: 2 * time.Second, MaxPages: 200, Connections: 2}); err != nil {
+		t.Fatal(err)
+	}
+	dsn := m.DSN("app")
+	out, stderr, err := run(t, "", "indexes", "--dsn", dsn, "--slowlog", m.SlowLogPath(), "--format", "json", "--runs", "3")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var res struct {
+		Proposals []struct {
+			Table      string   `json:"table"`
+			Columns    []string `json:"columns"`
+			DDL        string   `json:"ddl"`
+			Queries    []string `json:"queries"`
+			RowsBefore int64    `json:"rows_before"`
+			RowsAfter  int64    `json:"rows_after"`
+			TimeBefore float64  `json:"time_before_ms"`
+			TimeAfter  float64  `json:"time_after_ms"`
+		} `json:"proposals"`
+		Skipped []struct {
+			ID, Reason string
+		} `json:"skipped"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	found := map[string]bool{}
+	for _, p := range res.Proposals {
+		key := p.Table + "(" + strings.Join(p.Columns, ", ") + ")"
+		found[key] = true
+		if p.RowsAfter*10 > p.RowsBefore || len(p.Queries) == 0 || !strings.Contains(p.DDL, "ALGORITHM=INPLACE, LOCK=NONE") {
+			t.Errorf("%s: %+v", key, p)
+		}
+	}
+	for _, want := range []string{"app.relations(one, created_at)", "app.relations(another, created_at)"} {
+		if !found[want] {
+			t.Errorf("no proposal %s in\n%s", want, out)
+		}
+	}
+	// The bulk INSERTs of the setup are in the log: skipped with a reason.
+	for _, s := range res.Skipped {
+		if s.Reason == "" {
+			t.Errorf("skip without a reason: %+v", s)
+		}
+	}
+	var n int
+	if err := m.DB().QueryRow("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'relations'").Scan(&n); err != nil || n != 1 {
+		t.Errorf("the user's server was changed without --apply: %d index columns on relations (%v)", n, err)
+	}
+
+	// Text and Markdown render the same advice; --apply then adds them.
+	if testing.Verbose() {
+		t.Logf("json:\n%s", out)
+	}
+	text, _, err := run(t, "", "indexes", "--dsn", dsn, "--slowlog", m.SlowLogPath(), "--runs", "1", "--apply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if testing.Verbose() {
+		t.Logf("text:\n%s", text)
+	}
+	for _, want := range []string{"Proposals:", "ADD INDEX `ix_one_created_at`", "full table scan of relations", "Applied"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if err := m.DB().QueryRow("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'relations' AND INDEX_NAME LIKE 'ix_%'").Scan(&n); err != nil || n < 4 {
+		t.Errorf("--apply: %d new index columns on relations (%v)", n, err)
+	}
+	md, _, err := run(t, "", "indexes", "--dsn", dsn, "--slowlog", m.SlowLogPath(), "--runs", "1", "--format", "markdown")
+	if err != nil || !strings.Contains(md, "# Index advice") {
+		t.Errorf("markdown: %v\n%s", err, md)
+	}
+}
