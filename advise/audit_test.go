@@ -330,3 +330,15 @@ func TestEnforceDropsUnknownVariables(t *testing.T) {
 		t.Errorf("%+v", f)
 	}
 }
+
+func TestParseFixed(t *testing.T) {
+	m, err := ParseFixed([]string{"innodb_doublewrite=1", " innodb-flush-log-at-trx-commit = 1 ", "vm.swappiness=1"})
+	if err != nil || len(m) != 3 || m["innodb-flush-log-at-trx-commit"] != "1" {
+		t.Fatalf("%v %v", m, err)
+	}
+	for _, bad := range []string{"innodb_doublewrite", "=1", "x="} {
+		if _, err := ParseFixed([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -479,3 +479,6 @@ const (
 	mib = int64(1) << 20
 	gib = int64(1) << 30
 )
+
+// MemTotal is RAM under the name /proc/meminfo gives it.
+func (c *Context) MemTotal() int64 { return c.RAM() }

@@ -456,10 +456,12 @@ func stacktuneOnly(r *e2eRun, name string) string {
 //
 // Two things needed working around, both found here:
 //   - --socket is not enough: MySQLTuner always adds -P (3306 by default)
-//     to the mysql client's arguments, and MariaDB's client then connects
-//     over TCP to 127.0.0.1:3306 (a port implies TCP since MariaDB 10.6),
-//     so it audited the host's own MariaDB instead of the sandbox. It gets
-//     --host 127.0.0.1 --port <sandbox port> instead.
+//     to the mysql client's arguments, and MariaDB 10.11's client, given
+//     -P, ignores -S and connects over TCP to 127.0.0.1:3306 (checked:
+//     `mysql -S /nonexistent.sock -P 3306` reaches port 3306), so it
+//     audited the host's own MariaDB instead of the sandbox. It gets
+//     --host 127.0.0.1 --port <sandbox port> instead, and the test checks
+//     the port MySQLTuner reports.
 //   - MySQLTuner 1.9.9 divides by innodb_buffer_pool_chunk_size, which
 //     MariaDB 10.11.19 reports as 0 (the server sizes chunks itself), and
 //     dies ("Illegal division by zero at line 6024") before printing any
