@@ -29,8 +29,8 @@
 //     A rule proposes only variables the server has (Has), and Audit drops
 //     any change of a variable the server lacks as a last safety net.
 //   - The memory budget: buffer pool + other global buffers +
-//     per-connection buffers × max_connections + the other services' RSS
-//   - an OS reserve (Options.MemoryReserveBytes, default max(1 GiB,
+//     per-connection buffers × max_connections + the other services' RSS +
+//     an OS reserve (Options.MemoryReserveBytes, default max(1 GiB,
 //     10% of RAM)) must fit the RAM. Budget computes it once; the buffer
 //     pool is only raised within it, and mysql-memory-budget,
 //     mysql-per-session-buffers and mysql-max-connections say decrease
