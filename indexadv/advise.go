@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/sandbox"
@@ -26,6 +27,9 @@ type Options struct {
 	// Runs is how many timed runs of each query are made, the median kept
 	// (default 5).
 	Runs int
+	// QueryTimeout bounds each timed run on the copy (default 30s); a query
+	// that takes longer is counted at the bound and not run again.
+	QueryTimeout time.Duration
 	// Sandbox configures the throwaway MariaDB.
 	Sandbox sandbox.MariaDBOptions
 	// NPlusOneCalls is the call count from which a class returning about
@@ -102,6 +106,9 @@ type QueryReport struct {
 	Problems    []string `json:"problems"`
 }
 
+// sqlColumnType reads a column's type on the copy.
+const sqlColumnType = `SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?`
+
 // analyzed is a class that parsed and explained.
 type analyzed struct {
 	class digest.Class
@@ -119,6 +126,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	if opt.Runs <= 0 {
 		opt.Runs = 5
+	}
+	if opt.QueryTimeout <= 0 {
+		opt.QueryTimeout = 30 * time.Second
 	}
 	if opt.NPlusOneCalls <= 0 {
 		opt.NPlusOneCalls = 1000
@@ -186,6 +196,17 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		cardCache[k] = n
 		return n
 	}
+	typeCache := map[string]string{}
+	typeOf := func(schema, table, col string) string {
+		k := schema + "." + table + "." + col
+		if v, ok := typeCache[k]; ok {
+			return v
+		}
+		var t string
+		_ = box.DB().QueryRowContext(ctx, sqlColumnType, schema, table, col).Scan(&t)
+		typeCache[k] = strings.ToLower(t)
+		return typeCache[k]
+	}
 	var cands []*Candidate
 	byID := map[string]*analyzed{}
 	for _, a := range list {
@@ -201,7 +222,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 		byID[a.class.ID] = a
 		for _, t := range a.q.Tables {
-			cands = append(cands, Candidates(a.class.ID, schemaOf(t, a.db), t, card)...)
+			for _, c := range Candidates(a.class.ID, schemaOf(t, a.db), t, card) {
+				if FitTypes(c, typeOf) {
+					cands = append(cands, c)
+				}
+			}
 		}
 	}
 	kept, covered := Merge(cands, existing)
@@ -209,7 +234,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Covered = append(res.Covered, fmt.Sprintf("%s(%s) for %s: already served by index %s", c.Key(), strings.Join(c.ColumnNames(), ", "), strings.Join(c.Queries, ", "), ix))
 	}
 	sort.Strings(res.Covered)
-	p := &prover{db: box.DB(), runs: opt.Runs, queries: byID}
+	p := &prover{db: box.DB(), runs: opt.Runs, timeout: opt.QueryTimeout, queries: byID}
 	byTable := map[string][]*Candidate{}
 	for _, c := range kept {
 		byTable[c.Key()] = append(byTable[c.Key()], c)

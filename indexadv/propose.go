@@ -217,3 +217,57 @@ func containsStr(list []string, s string) bool {
 	}
 	return false
 }
+
+// ColumnType returns a column's DATA_TYPE (lower case), "" when the table
+// has no such column.
+type ColumnType func(schema, table, column string) string
+
+// prefixTypes are the types an index can hold only a prefix of.
+var prefixTypes = map[string]bool{
+	"tinytext": true, "text": true, "mediumtext": true, "longtext": true, "json": true,
+	"tinyblob": true, "blob": true, "mediumblob": true, "longblob": true,
+}
+
+// prefixLength is the prefix indexed for TEXT and BLOB columns.
+const prefixLength = 255
+
+// FitTypes adapts a candidate to its table's column types: TEXT and BLOB
+// key columns get a prefix, a covering variant that would hold one falls
+// back to its base columns, and a candidate naming a column the table does
+// not have (a name that could not be resolved) is dropped (false).
+func FitTypes(c *Candidate, typeOf ColumnType) bool {
+	base := c.Base
+	if base == nil {
+		base = c.Columns
+	}
+	fit := make([]IndexCol, len(base))
+	for i, col := range base {
+		t := typeOf(c.Schema, c.Table, col.Name)
+		if t == "" {
+			return false
+		}
+		fit[i] = col
+		if prefixTypes[t] {
+			fit[i].SubPart = prefixLength
+		}
+	}
+	if c.Covering {
+		ok := true
+		for _, col := range c.Columns[len(base):] {
+			if t := typeOf(c.Schema, c.Table, col.Name); t == "" || prefixTypes[t] {
+				ok = false
+			}
+		}
+		if ok {
+			c.Columns = append(append([]IndexCol(nil), fit...), c.Columns[len(base):]...)
+			c.Base = fit
+			return true
+		}
+		c.Covering = false
+		for i := range c.Reasons {
+			c.Reasons[i] = strings.TrimSuffix(c.Reasons[i], ", covering")
+		}
+	}
+	c.Columns, c.Base = fit, fit
+	return true
+}

@@ -2,6 +2,7 @@ package indexadv
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -80,5 +81,32 @@ func TestExistingFindings(t *testing.T) {
 	want := []string{"a redundant b", "c duplicate b"}
 	if !reflect.DeepEqual(short, want) {
 		t.Errorf("got %v, want %v", short, want)
+	}
+}
+
+func TestFitTypes(t *testing.T) {
+	types := map[string]string{"user_id": "int", "created_at": "datetime", "id": "int", "body": "text", "title": "varchar"}
+	typeOf := func(_, _, col string) string { return types[col] }
+	mk := func(sql string) *Candidate {
+		q, err := Analyze(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Candidates("Q", "app", q.Tables[0], func(_, _, _ string) int64 { return 0 })[0]
+	}
+	c := mk("SELECT id, body FROM entries WHERE user_id = 3 ORDER BY created_at DESC")
+	if !FitTypes(c, typeOf) || c.Covering || !reflect.DeepEqual(c.ColumnNames(), []string{"user_id", "created_at"}) {
+		t.Errorf("text column in a covering variant: %v covering %v", c.ColumnNames(), c.Covering)
+	}
+	c = mk("SELECT id, title FROM entries WHERE user_id = 3")
+	if !FitTypes(c, typeOf) || !c.Covering || !reflect.DeepEqual(c.ColumnNames(), []string{"user_id", "id", "title"}) {
+		t.Errorf("narrow covering variant: %v covering %v", c.ColumnNames(), c.Covering)
+	}
+	c = mk("SELECT * FROM entries WHERE body = 'x'")
+	if !FitTypes(c, typeOf) || c.Columns[0].SubPart != prefixLength || !strings.Contains(c.DDL(), "`body`(255)") {
+		t.Errorf("text key column: %s", c.DDL())
+	}
+	if c := mk("SELECT * FROM entries WHERE nosuch = 1"); FitTypes(c, typeOf) {
+		t.Errorf("unknown column kept: %v", c.ColumnNames())
 	}
 }

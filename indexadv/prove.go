@@ -3,6 +3,7 @@ package indexadv
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -20,6 +21,7 @@ type measurement struct {
 type prover struct {
 	db      *sql.DB
 	runs    int
+	timeout time.Duration        // per timed run
 	queries map[string]*analyzed // by class id
 }
 
@@ -36,22 +38,41 @@ func (p *prover) measure(ctx context.Context, q *analyzed) (measurement, error) 
 	}
 	times := make([]float64, 0, p.runs)
 	for i := 0; i < p.runs; i++ {
-		start := time.Now()
-		rows, err := conn.QueryContext(ctx, q.q.Explain)
+		el, err := p.timed(ctx, conn, q.q.Explain)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			// Too slow to time again: count the bound, once.
+			return measurement{rows: plan.Rows, ms: float64(p.timeout.Milliseconds()), plan: PlanSummary(plan) + fmt.Sprintf("; timed out after %s", p.timeout)}, nil
+		}
 		if err != nil {
 			return measurement{}, err
 		}
-		for rows.Next() {
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return measurement{}, err
-		}
-		times = append(times, float64(time.Since(start).Microseconds())/1000)
+		times = append(times, el)
 	}
 	sort.Float64s(times)
 	return measurement{rows: plan.Rows, ms: times[len(times)/2], plan: PlanSummary(plan)}, nil
+}
+
+// timed runs a query once, reading every row, within p.timeout; it
+// returns the time in ms.
+func (p *prover) timed(ctx context.Context, conn *sql.Conn, query string) (float64, error) {
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	rows, err := conn.QueryContext(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+	}
+	err = rows.Err()
+	rows.Close()
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	return float64(time.Since(start).Microseconds()) / 1000, err
 }
 
 // PlanSummary is a one-line description of a plan.

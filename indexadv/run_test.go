@@ -94,6 +94,17 @@ func TestRunOnWorkload(t *testing.T) {
 	if len(res.Existing) != 1 || res.Existing[0].Index != "user_only" {
 		t.Errorf("existing findings %+v", res.Existing)
 	}
+	// Above the row limit a sample is copied, and the report says so.
+	small, err := Run(ctx, Options{Classes: classes[:1], Source: prod.DB(), Runs: 1, RowLimit: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(small.Copies) != 1 || !small.Copies[0].Sample || small.Copies[0].Rows != 5000 || !strings.Contains(small.Copies[0].Note, "sample") {
+		t.Errorf("copies with a 5000-row limit: %+v", small.Copies)
+	}
+	if len(small.Proposals) != 2 {
+		t.Errorf("proposals on a sample: %+v", small.Proposals)
+	}
 	// Nothing was applied to the user's server.
 	ixs, err := Indexes(ctx, prod.DB(), "app", "relations")
 	if err != nil || len(ixs) != 1 {

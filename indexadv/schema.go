@@ -111,7 +111,8 @@ func (ix Index) Covers(cols []IndexCol) bool {
 		return false
 	}
 	for i, c := range cols {
-		if ix.Columns[i].Name != c.Name || ix.Columns[i].SubPart != 0 {
+		have := ix.Columns[i].SubPart
+		if ix.Columns[i].Name != c.Name || (have != 0 && (c.SubPart == 0 || have < c.SubPart)) {
 			return false
 		}
 	}
