@@ -81,7 +81,7 @@ func TestEndToEndMariaDB(t *testing.T) {
 	}
 	// What was not broken is not reported.
 	for _, id := range []string{"mysql-query-cache", "mysql-buffer-pool-instances", "mysql-flush-method", "mysql-memory-budget",
-		"mysql-per-session-buffers", "mysql-max-connections", "fixed-settings", "mysql-flush-log-at-trx-commit", "mysql-doublewrite"} {
+		"mysql-per-session-buffers", "mysql-max-connections", "fixed-settings"} {
 		if f, ok := got[id]; ok {
 			t.Errorf("unexpected %s: %s", id, f.Title)
 		}

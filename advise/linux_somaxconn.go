@@ -84,6 +84,14 @@ func checkLinuxSomaxconn(c *Context) []Finding {
 			}
 		}
 	}
+	if nd, ok := c.SysctlInt("net.core.netdev_max_backlog"); ok {
+		// Seed 003 raised it with somaxconn (1000 → 8192), but it is the
+		// per-CPU queue of received packets, unrelated to listen(): the
+		// evidence for it is drops in /proc/net/softnet_stat, which the
+		// snapshot does not have.
+		f.Evidence = append(f.Evidence, ev("net.core.netdev_max_backlog", fmt.Sprint(nd), "packets per CPU", sysctlSource("net.core.netdev_max_backlog")))
+		f.Risk.Note = joinNote(f.Risk.Note, "net.core.netdev_max_backlog (seed 003: 1000 → 8192) is the per-CPU queue of received packets, not of connections: raise it only if the second column of /proc/net/softnet_stat (drops) grows")
+	}
 	if syn, ok := c.SysctlInt("net.ipv4.tcp_max_syn_backlog"); ok && syn < want {
 		f.Evidence = append(f.Evidence, ev("net.ipv4.tcp_max_syn_backlog", fmt.Sprint(syn), "connections", sysctlSource("net.ipv4.tcp_max_syn_backlog")))
 		f.Also = append(f.Also, *c.SysctlChange("net.ipv4.tcp_max_syn_backlog", fmt.Sprint(want), Increase))
