@@ -482,3 +482,17 @@ const (
 
 // MemTotal is RAM under the name /proc/meminfo gives it.
 func (c *Context) MemTotal() int64 { return c.RAM() }
+
+// MySQLRAM is the RAM of the MySQL server's host: the collected host's
+// when a MySQL server process runs on it, else 0 (the database was
+// audited over the network and its host's memory is unknown).
+func (c *Context) MySQLRAM() int64 {
+	if c.Linux == nil {
+		return 0
+	}
+	if len(c.Processes(mysqlPatterns...)) == 0 {
+		c.NotSeen("mysql: no mysqld or mariadbd process on the collected host, so the database host's RAM is unknown: the memory budget and RAM-based sizing are skipped (collect on the database host)")
+		return 0
+	}
+	return c.RAM()
+}

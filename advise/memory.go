@@ -100,7 +100,7 @@ func (c *Context) Budget() (*Budget, bool) {
 	if c.mem != nil {
 		return c.mem, true
 	}
-	ram := c.RAM()
+	ram := c.MySQLRAM()
 	if ram <= 0 || c.My == nil || len(c.My.Variables) == 0 {
 		return nil, false
 	}

@@ -50,8 +50,8 @@ func poolTarget(c *Context) (target, need int64, fits, ok bool) {
 	data := c.My.Data.InnoDBDataBytes + c.My.Data.InnoDBIndexBytes
 	need = roundUp(int64(math.Ceil(float64(data)*dataGrowth)), unit)
 	want := need
-	if c.Opt.DedicatedDB && c.RAM() > 0 {
-		want = max(want, roundDown(int64(float64(c.RAM())*dedicatedShare), unit))
+	if ram := c.MySQLRAM(); c.Opt.DedicatedDB && ram > 0 {
+		want = max(want, roundDown(int64(float64(ram)*dedicatedShare), unit))
 	}
 	b, ok := c.Budget()
 	if !ok {
@@ -90,7 +90,7 @@ func checkMySQLBufferPoolSize(c *Context) []Finding {
 	if _, ok := c.Rate("Innodb_buffer_pool_reads"); ok {
 		f.Evidence = append(f.Evidence, c.deltaEv("Innodb_buffer_pool_reads"))
 	}
-	if ram := c.RAM(); ram > 0 {
+	if ram := c.MySQLRAM(); ram > 0 {
 		f.Evidence = append(f.Evidence, ev("RAM", fmt.Sprint(ram), "bytes ("+fmtBytes(ram)+")", srcMeminfo))
 	}
 	if small {

@@ -21,7 +21,7 @@ func checkMySQLFlushMethod(c *Context) []Finding {
 		return nil
 	}
 	bp, _ := c.Int("innodb_buffer_pool_size")
-	ram := c.RAM()
+	ram := c.MySQLRAM()
 	big := bp >= gib || ram > 0 && float64(bp) >= directShare*float64(ram)
 	if !big {
 		return nil

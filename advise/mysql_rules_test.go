@@ -662,3 +662,20 @@ func TestFixedUnknown(t *testing.T) {
 		t.Errorf("NotSeen: %q", res.NotSeen)
 	}
 }
+
+// TestRemoteDatabase: MySQL audited over the network from a web host (no
+// mysqld there): its buffers are not weighed against the web host's RAM.
+func TestRemoteDatabase(t *testing.T) {
+	s := snapFor(servers[5])
+	budgetBreaker(s)
+	s.Linux.Processes = nil
+	res := Audit(s, Options{DedicatedDB: true})
+	for _, f := range res.Findings {
+		if f.ID == "mysql-memory-budget" || f.ID == "mysql-per-session-buffers" {
+			t.Errorf("%s judged against another host's RAM", f.ID)
+		}
+	}
+	if !strings.Contains(strings.Join(res.NotSeen, "\n"), "database host's RAM is unknown") {
+		t.Errorf("NotSeen: %q", res.NotSeen)
+	}
+}
