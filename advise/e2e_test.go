@@ -109,10 +109,21 @@ func TestEndToEndMariaDB(t *testing.T) {
 	}
 
 	// The my.cnf drop-in Emit writes is accepted by this mariadbd: every
-	// option exists under the name written.
+	// option exists under the name written. A fixed isolation level adds
+	// a renamed variable: SET GLOBAL tx_isolation, but
+	// transaction_isolation in my.cnf (mariadbd 10.11 rejects
+	// "tx_isolation = ..." there as an unknown variable).
+	withTx := Audit(r.snap, Options{Fixed: map[string]string{"transaction-isolation": "READ-COMMITTED"}})
+	tx := change(withTx.Findings, "tx_isolation")
+	if tx == nil || tx.Option != "transaction_isolation" {
+		t.Fatalf("fixed isolation level: %+v", tx)
+	}
 	dir := t.TempDir()
-	if _, err := Emit(dir, r.res); err != nil {
+	if _, err := Emit(dir, withTx); err != nil {
 		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, EmitMySQL)); !strings.Contains(string(b), "\ntransaction_isolation = READ-COMMITTED\n") {
+		t.Errorf("drop-in:\n%s", b)
 	}
 	cnf := filepath.Join(dir, EmitMySQL)
 	out, err := exec.Command("mariadbd", "--defaults-file="+cnf, "--verbose", "--help").CombinedOutput()
@@ -121,7 +132,7 @@ func TestEndToEndMariaDB(t *testing.T) {
 	}
 	// And the changes apply to the running server: every dynamic one with
 	// SET GLOBAL, as Change.Apply says.
-	for _, f := range r.res.Findings {
+	for _, f := range withTx.Findings {
 		for _, ch := range f.Changes() {
 			if ch.Kind != KindMySQLVariable || ch.Apply == "" {
 				continue
