@@ -109,6 +109,9 @@ type QueryReport struct {
 // sqlColumnType reads a column's type on the copy.
 const sqlColumnType = `SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?`
 
+// systemSchemas hold the server's own tables.
+var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
+
 // analyzed is a class that parsed and explained.
 type analyzed struct {
 	class digest.Class
@@ -275,12 +278,17 @@ func inspect(ctx context.Context, opt Options, c digest.Class) (*analyzed, strin
 	if strings.TrimSpace(c.Sample) == "" {
 		return nil, "no sample query (the digest has only its fingerprint)"
 	}
+	if strings.Contains(c.Sample, "(...)") {
+		return nil, "no usable sample: the digest text elides a list (for performance_schema digests, enable the events_statements_current and events_statements_history_long consumers)"
+	}
 	q, err := Analyze(c.Sample)
 	switch {
+	case errors.Is(err, ErrNoTables):
+		return nil, "reads no table: no index to propose"
 	case errors.Is(err, ErrUnsupported):
 		return nil, "not a SELECT, UPDATE or DELETE: no index to propose"
 	case errors.Is(err, ErrPlaceholder):
-		return nil, "no usable sample: " + err.Error()
+		return nil, "no usable sample: " + err.Error() + " (for performance_schema digests, enable the events_statements_current and events_statements_history_long consumers)"
 	case err != nil:
 		return nil, "the parser cannot read the sample: " + err.Error()
 	}
@@ -298,6 +306,9 @@ func inspect(ctx context.Context, opt Options, c digest.Class) (*analyzed, strin
 	}
 	for _, t := range q.Tables {
 		s := schemaOf(t, db)
+		if systemSchemas[strings.ToLower(s)] {
+			return nil, fmt.Sprintf("reads the system schema %s: no index to propose", s)
+		}
 		if s == "" {
 			return nil, fmt.Sprintf("no database for table %s (give --db)", t.Name)
 		}

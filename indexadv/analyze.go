@@ -63,6 +63,7 @@ type OrderCol struct {
 var (
 	ErrUnsupported = errors.New("not a SELECT, UPDATE or DELETE")
 	ErrPlaceholder = errors.New("the sample has placeholders (?) instead of values")
+	ErrNoTables    = errors.New("reads no table")
 )
 
 // Analyze parses one statement with the tidb MySQL parser.
@@ -127,7 +128,7 @@ func Analyze(sql string) (q *Query, err error) {
 		return nil, ErrUnsupported
 	}
 	if len(a.q.Tables) == 0 {
-		return nil, errors.New("no table")
+		return nil, ErrNoTables
 	}
 	return a.q, nil
 }
@@ -194,7 +195,7 @@ func (a *analyzer) issue(format string, args ...any) {
 
 func (a *analyzer) selectStmt(s *ast.SelectStmt) error {
 	if s.From == nil || s.From.TableRefs == nil {
-		return errors.New("no table")
+		return ErrNoTables
 	}
 	a.from(s.From.TableRefs)
 	if s.Fields != nil {

@@ -40,7 +40,7 @@ func TestAnalyze(t *testing.T) {
 		{name: "insert", sql: "INSERT INTO t VALUES (1)", wantErr: ErrUnsupported},
 		{name: "garbage", sql: "SELEC * FORM t", errContains: "parse"},
 		{name: "two statements", sql: "SELECT 1 FROM t; SELECT 2 FROM t", errContains: "2 statements"},
-		{name: "no table", sql: "SELECT 1", errContains: "no table"},
+		{name: "no table", sql: "SELECT 1", errContains: "reads no table"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

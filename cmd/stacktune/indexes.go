@@ -84,6 +84,11 @@ func runIndexes(ctx context.Context, o indexesOptions, stdin io.Reader, stdout, 
 		rep, err = digestFiles(ctx, digestOptions{files: o.slowlogs}, ropt, stdin)
 	} else {
 		rep, err = pfs.Digest(ctx, db, pfs.Options{Interval: o.interval, Report: ropt})
+		if err == nil {
+			// MariaDB's digests hold no sample: take one from the
+			// statement history when it is kept.
+			indexadv.FillSamples(ctx, db, rep.Classes)
+		}
 	}
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,71 @@ func TestIndexesCLIOnWorkload(t *testing.T) {
 	md, _, err := run(t, "", "indexes", "--dsn", dsn, "--slowlog", m.SlowLogPath(), "--runs", "1", "--format", "markdown")
 	if err != nil || !strings.Contains(md, "# Index advice") {
 		t.Errorf("markdown: %v\n%s", err, md)
+	}
+}
+
+// TestIndexesCLIPerformanceSchema takes the classes from
+// performance_schema (MariaDB's digests have no sample: they come from the
+// statement history) while the workload runs.
+func TestIndexesCLIPerformanceSchema(t *testing.T) {
+	ctx := context.Background()
+	m := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{
+		"performance_schema": "ON", "performance-schema-consumer-events-statements-history-long": "ON", "performance-schema-consumer-events-statements-current": "ON",
+	}})
+	if err := workload.Setup(ctx, m.DB(), "app", workload.DefaultScale); err != nil {
+		t.Fatal(err)
+	}
+	// MariaDB's digests miss server-side prepared statements, so the
+	// load is sent as plain text, inside the sampling interval.
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		conn, err := m.DB().Conn(ctx)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "USE app"); err != nil {
+			done <- err
+			return
+		}
+		for i := 1; i <= 60; i++ {
+			rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT * FROM relations WHERE one = %d OR another = %d ORDER BY created_at DESC", i, i))
+			if err != nil {
+				done <- err
+				return
+			}
+			rows.Close()
+		}
+		done <- nil
+	}()
+	out, stderr, err := run(t, "", "indexes", "--dsn", m.DSN("app"), "--interval", "2s", "--format", "json", "--runs", "1")
+	if werr := <-done; werr != nil {
+		t.Fatal(werr)
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if testing.Verbose() {
+		t.Logf("%s", out)
+	}
+	var res struct {
+		Proposals []struct {
+			Table   string   `json:"table"`
+			Columns []string `json:"columns"`
+		} `json:"proposals"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, p := range res.Proposals {
+		found[p.Table+"("+strings.Join(p.Columns, ", ")+")"] = true
+	}
+	for _, want := range []string{"app.relations(one, created_at)", "app.relations(another, created_at)"} {
+		if !found[want] {
+			t.Errorf("no proposal %s in\n%s", want, out)
+		}
 	}
 }
