@@ -21,6 +21,7 @@ type auditOptions struct {
 	dedicatedDB         bool
 	reserve             string
 	format              string
+	emit                string
 }
 
 func newAuditCmd() *cobra.Command {
@@ -40,7 +41,7 @@ touched. It only reads.`,
   stacktune audit --fix innodb_doublewrite=1 --fix innodb_flush_log_at_trx_commit=1 --format json snap.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAudit(cmd.Context(), o, args, cmd.OutOrStdout())
+			return runAudit(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.collect.flags(cmd)
@@ -50,21 +51,19 @@ touched. It only reads.`,
 	f.BoolVar(&o.dedicatedDB, "dedicated-db", false, "the host runs the database alone: the buffer pool may take most of the RAM")
 	f.StringVar(&o.reserve, "memory-reserve", "", "RAM to keep for the OS and other services, e.g. 2GiB (default max(1 GiB, 10% of RAM))")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.AuditFormats, ", "))
+	f.StringVar(&o.emit, "emit", "", "also write ready files into this directory: a my.cnf drop-in, a sysctl.d file, an nginx snippet, systemd drop-ins, memcached options, each line commented with its finding id (nothing is applied)")
 	return cmd
 }
 
-func runAudit(ctx context.Context, o auditOptions, args []string, stdout io.Writer) error {
+func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr io.Writer) error {
 	if err := report.CheckFormat(o.format, report.AuditFormats...); err != nil {
 		return err
 	}
-	opt := advise.Options{AllowDurabilityLoss: o.allowDurabilityLoss, DedicatedDB: o.dedicatedDB, Fixed: map[string]string{}}
-	for _, f := range o.fixed {
-		name, value, ok := strings.Cut(f, "=")
-		if !ok || strings.TrimSpace(name) == "" {
-			return fmt.Errorf("--fix %q: want NAME=VALUE, e.g. innodb_doublewrite=1", f)
-		}
-		opt.Fixed[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	fixed, err := advise.ParseFixed(o.fixed)
+	if err != nil {
+		return err
 	}
+	opt := advise.Options{AllowDurabilityLoss: o.allowDurabilityLoss, DedicatedDB: o.dedicatedDB, Fixed: fixed}
 	if o.reserve != "" {
 		n, err := parseBytes(o.reserve)
 		if err != nil {
@@ -73,7 +72,6 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout io.Writ
 		opt.MemoryReserveBytes = n
 	}
 	var s *collect.Snapshot
-	var err error
 	if len(args) == 1 {
 		s, err = collect.Load(args[0])
 	} else {
@@ -82,7 +80,24 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout io.Writ
 	if err != nil {
 		return err
 	}
-	return report.Audit(stdout, advise.Audit(s, opt), o.format)
+	res := advise.Audit(s, opt)
+	if err := report.Audit(stdout, res, o.format); err != nil {
+		return err
+	}
+	if o.emit == "" {
+		return nil
+	}
+	paths, err := advise.Emit(o.emit, res)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		fmt.Fprintf(stderr, "stacktune: no changes to write into %s\n", o.emit)
+	}
+	for _, p := range paths {
+		fmt.Fprintf(stderr, "stacktune: wrote %s\n", p)
+	}
+	return nil
 }
 
 // parseBytes reads sizes such as 512MiB, 2G, 1073741824.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,6 +74,14 @@ func TestAuditCLI(t *testing.T) {
 	text, _, err := run(t, "", "audit", snap)
 	if err != nil || !strings.Contains(text, "findings for") || !strings.Contains(text, "evidence:") {
 		t.Errorf("text audit: %v\n%s", err, text)
+	}
+	emit := filepath.Join(t.TempDir(), "emit")
+	if _, errOut, err := run(t, "", "audit", "--emit", emit, snap); err != nil || !strings.Contains(errOut, "wrote") {
+		t.Errorf("emit: %v %s", err, errOut)
+	}
+	cnf, err := os.ReadFile(filepath.Join(emit, "mysql", "99-stacktune.cnf"))
+	if err != nil || !strings.Contains(string(cnf), "[mysqld]") || !strings.Contains(string(cnf), "# ") {
+		t.Errorf("my.cnf drop-in: %v\n%s", err, cnf)
 	}
 	for _, bad := range [][]string{{"audit", "--fix", "nonsense", snap}, {"audit", "--memory-reserve", "lots", snap}, {"audit", "/no/such/snap.json"}} {
 		if _, _, err := run(t, "", bad...); err == nil {
