@@ -109,6 +109,14 @@ type QueryReport struct {
 // sqlColumnType reads a column's type on the copy.
 const sqlColumnType = `SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?`
 
+// sqlHasColumn checks a column on the user's server.
+const sqlHasColumn = `SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?`
+
+func hasColumn(ctx context.Context, db *sql.DB, schema, table, column string) bool {
+	var n int
+	return db.QueryRowContext(ctx, sqlHasColumn, schema, table, column).Scan(&n) == nil && n > 0
+}
+
 // systemSchemas hold the server's own tables.
 var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
 
@@ -281,17 +289,6 @@ func inspect(ctx context.Context, opt Options, c digest.Class) (*analyzed, strin
 	if strings.Contains(c.Sample, "(...)") {
 		return nil, "no usable sample: the digest text elides a list (for performance_schema digests, enable the events_statements_current and events_statements_history_long consumers)"
 	}
-	q, err := Analyze(c.Sample)
-	switch {
-	case errors.Is(err, ErrNoTables):
-		return nil, "reads no table: no index to propose"
-	case errors.Is(err, ErrUnsupported):
-		return nil, "not a SELECT, UPDATE or DELETE: no index to propose"
-	case errors.Is(err, ErrPlaceholder):
-		return nil, "no usable sample: " + err.Error() + " (for performance_schema digests, enable the events_statements_current and events_statements_history_long consumers)"
-	case err != nil:
-		return nil, "the parser cannot read the sample: " + err.Error()
-	}
 	db := c.SampleDB
 	if db == "" {
 		best := int64(-1)
@@ -303,6 +300,22 @@ func inspect(ctx context.Context, opt Options, c digest.Class) (*analyzed, strin
 	}
 	if db == "" {
 		db = opt.Database
+	}
+	q, err := AnalyzeWith(c.Sample, func(schema, table, column string) bool {
+		if schema == "" {
+			schema = db
+		}
+		return hasColumn(ctx, opt.Source, schema, table, column)
+	})
+	switch {
+	case errors.Is(err, ErrNoTables):
+		return nil, "reads no table: no index to propose"
+	case errors.Is(err, ErrUnsupported):
+		return nil, "not a SELECT, UPDATE or DELETE: no index to propose"
+	case errors.Is(err, ErrPlaceholder):
+		return nil, "no usable sample: " + err.Error() + " (for performance_schema digests, enable the events_statements_current and events_statements_history_long consumers)"
+	case err != nil:
+		return nil, "the parser cannot read the sample: " + err.Error()
 	}
 	for _, t := range q.Tables {
 		s := schemaOf(t, db)

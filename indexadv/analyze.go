@@ -29,9 +29,13 @@ type Query struct {
 // TableUse is how a statement uses one table.
 type TableUse struct {
 	Schema, Name, Alias string
-	// Eq are columns compared for equality (=, <=>, IN, IS NULL, join
-	// keys), in order of appearance, without repeats.
+	// Eq are columns compared to constants for equality (=, <=>, IN,
+	// IS NULL), in order of appearance, without repeats.
 	Eq []string
+	// JoinEq are join keys: columns compared to another table's columns.
+	// They make an index's lookup column when the table is read second,
+	// which is likely when it has no condition of its own.
+	JoinEq []string
 	// Range are columns with a range condition (<, >, BETWEEN, LIKE 'x%').
 	Range []string
 	// Or holds, when the WHERE has an OR whose branches all test this
@@ -66,8 +70,17 @@ var (
 	ErrNoTables    = errors.New("reads no table")
 )
 
+// Resolver reports whether table (in schema, "" for the default database)
+// has column; Analyze uses it to attribute unqualified columns of
+// statements that read several tables.
+type Resolver func(schema, table, column string) bool
+
 // Analyze parses one statement with the tidb MySQL parser.
-func Analyze(sql string) (q *Query, err error) {
+func Analyze(sql string) (*Query, error) { return AnalyzeWith(sql, nil) }
+
+// AnalyzeWith is Analyze with a resolver for unqualified columns of
+// statements that read several tables (nil: such columns are ignored).
+func AnalyzeWith(sql string, resolve Resolver) (q *Query, err error) {
 	defer func() {
 		// The parser is generated code; a panic on strange input must not
 		// take the command down.
@@ -83,7 +96,7 @@ func Analyze(sql string) (q *Query, err error) {
 	if len(stmts) != 1 {
 		return nil, fmt.Errorf("parse: %d statements, want 1", len(stmts))
 	}
-	a := &analyzer{q: &Query{}}
+	a := &analyzer{q: &Query{}, resolve: resolve}
 	switch s := stmts[0].(type) {
 	case *ast.SelectStmt:
 		a.q.Kind = "select"
@@ -180,7 +193,8 @@ func hasParam(n ast.Node) bool {
 }
 
 type analyzer struct {
-	q *Query
+	q       *Query
+	resolve Resolver
 }
 
 func (a *analyzer) issue(format string, args ...any) {
@@ -308,7 +322,19 @@ func (a *analyzer) table(c *ast.ColumnName) *TableUse {
 		if len(a.q.Tables) == 1 {
 			return a.q.Tables[0]
 		}
-		return nil
+		if a.resolve == nil {
+			return nil
+		}
+		var found *TableUse
+		for _, t := range a.q.Tables {
+			if a.resolve(t.Schema, t.Name, c.Name.L) {
+				if found != nil {
+					return nil // ambiguous
+				}
+				found = t
+			}
+		}
+		return found
 	}
 	for _, t := range a.q.Tables {
 		if strings.EqualFold(t.ref(), c.Table.O) && (c.Schema.L == "" || strings.EqualFold(c.Schema.O, t.Schema)) {
@@ -443,9 +469,9 @@ func (a *analyzer) predicate(e ast.ExprNode, add func(t *TableUse, col string, e
 			rt, rc := col(e.R)
 			switch {
 			case lt != nil && rt != nil:
-				if eq && lt != rt { // a join key: both sides can use an index
-					add(lt, lc, true)
-					add(rt, rc, true)
+				if eq && lt != rt { // a join key: either side can use an index
+					lt.JoinEq = addCol(lt.JoinEq, lc)
+					rt.JoinEq = addCol(rt.JoinEq, rc)
 				}
 			case lt != nil && constant(e.R):
 				add(lt, lc, eq)

@@ -75,14 +75,28 @@ func TestAnalyzeJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, u := q.Tables[0], q.Tables[1]
-	if !reflect.DeepEqual(c.Eq, []string{"user_id", "entry_id"}) || !reflect.DeepEqual(u.Eq, []string{"id"}) {
-		t.Errorf("eq: comments %v users %v", c.Eq, u.Eq)
+	if !reflect.DeepEqual(c.Eq, []string{"entry_id"}) || u.Eq != nil || !reflect.DeepEqual(c.JoinEq, []string{"user_id"}) || !reflect.DeepEqual(u.JoinEq, []string{"id"}) {
+		t.Errorf("eq: comments %v %v users %v %v", c.Eq, c.JoinEq, u.Eq, u.JoinEq)
 	}
 	if !reflect.DeepEqual(c.Order, []OrderCol{{"created_at", true}}) {
 		t.Errorf("order %v", c.Order)
 	}
 	if !reflect.DeepEqual(c.Columns, []string{"user_id", "comment", "entry_id", "created_at"}) {
 		t.Errorf("columns %v", c.Columns)
+	}
+}
+
+func TestAnalyzeWithResolver(t *testing.T) {
+	cols := map[string]bool{"comments.entry_id": true, "comments.created_at": true, "users.nick_name": true}
+	q, err := AnalyzeWith("SELECT nick_name FROM comments c JOIN users u ON u.id = c.user_id WHERE entry_id = 9 ORDER BY created_at", func(_, table, col string) bool {
+		return cols[table+"."+col]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := q.Tables[0]
+	if !reflect.DeepEqual(c.Eq, []string{"entry_id"}) || !reflect.DeepEqual(c.Order, []OrderCol{{"created_at", false}}) {
+		t.Errorf("comments: eq %v order %v", c.Eq, c.Order)
 	}
 }
 

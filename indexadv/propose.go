@@ -115,6 +115,10 @@ func Candidates(id, schema string, t *TableUse, card Cardinality) []*Candidate {
 		}
 		return out
 	}
+	if len(t.Eq)+len(t.Range) == 0 && len(t.JoinEq) > 0 {
+		build(t.JoinEq, nil, "join key: the lookup column when the table is read second")
+		return out
+	}
 	build(t.Eq, t.Range, "equality columns, then range, then sort columns")
 	return out
 }

@@ -27,6 +27,7 @@ func TestCandidates(t *testing.T) {
 		{"selective first then range", "SELECT * FROM orders WHERE status = 1 AND user_id = 5 AND created_at > '2026-01-01' ORDER BY created_at", [][]string{{"user_id", "status", "created_at"}}, false},
 		{"group by", "SELECT entry_id, COUNT(*) FROM comments GROUP BY entry_id", [][]string{{"entry_id"}}, false},
 		{"mixed order directions", "SELECT * FROM t WHERE a = 1 ORDER BY b DESC, c", [][]string{{"a", "b DESC", "c"}}, false},
+		{"join inner table", "SELECT u.nick_name FROM users u JOIN comments c ON c.user_id = u.id WHERE u.id = 4", [][]string{{"id", "nick_name"}}, true},
 		{"covering", "SELECT id, body FROM entries WHERE user_id = 3 ORDER BY created_at DESC", [][]string{{"user_id", "created_at", "id", "body"}}, true},
 	}
 	for _, c := range cases {
@@ -108,5 +109,16 @@ func TestFitTypes(t *testing.T) {
 	}
 	if c := mk("SELECT * FROM entries WHERE nosuch = 1"); FitTypes(c, typeOf) {
 		t.Errorf("unknown column kept: %v", c.ColumnNames())
+	}
+}
+
+func TestCandidatesJoinKey(t *testing.T) {
+	q, err := Analyze("SELECT u.nick_name, c.comment FROM users u JOIN comments c ON c.user_id = u.id WHERE u.id = 4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Candidates("Q", "app", q.Tables[1], func(_, _, _ string) int64 { return 0 })
+	if !reflect.DeepEqual(names(got), [][]string{{"user_id", "comment"}}) {
+		t.Errorf("inner table of a join: %v", names(got))
 	}
 }

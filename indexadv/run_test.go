@@ -3,6 +3,7 @@ package indexadv
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -36,6 +37,10 @@ func TestRunOnWorkload(t *testing.T) {
 			Sample: "UPDATE users SET nick_name = 'x' WHERE id = 3", SampleDB: "app", Count: 100},
 		{ID: "ENTRIES", Fingerprint: "select id, body, created_at from entries where user_id = ? order by created_at desc limit ?",
 			Sample: "SELECT id, body, created_at FROM entries WHERE user_id = 3 ORDER BY created_at DESC LIMIT 5", SampleDB: "app", Count: 500},
+		{ID: "DEL", Fingerprint: "delete from comments where entry_id = ?",
+			Sample: "DELETE FROM comments WHERE entry_id = 7", SampleDB: "app", Count: 50},
+		{ID: "JOIN", Fingerprint: "select c.comment, nick_name from comments c join users u on u.id = c.user_id where entry_id = ?",
+			Sample: "SELECT c.comment, nick_name FROM comments c JOIN users u ON u.id = c.user_id WHERE entry_id = 8", SampleDB: "app", Count: 50},
 		{ID: "BROKEN", Fingerprint: "selec garbage", Sample: "SELEC garbage FORM x", SampleDB: "app"},
 		{ID: "GONE", Fingerprint: "select * from gone where a = ?", Sample: "SELECT * FROM gone WHERE a = 1", SampleDB: "app"},
 		{ID: "NOSAMPLE", Fingerprint: "select * from users where email = ?"},
@@ -66,6 +71,9 @@ func TestRunOnWorkload(t *testing.T) {
 	}
 	if p := got["app.relations(one, created_at)"]; len(p.Evidence) == 0 || !strings.Contains(p.Evidence[0].PlanAfter, "index_merge") {
 		t.Errorf("friends plan after: %+v", p.Evidence)
+	}
+	if q := got["app.comments(entry_id)"].Queries; !reflect.DeepEqual(q, []string{"COUNT", "DEL", "JOIN"}) {
+		t.Errorf("comments(entry_id) serves %v, want COUNT, DEL and JOIN", q)
 	}
 	if len(res.Proposals) != 3 {
 		t.Errorf("%d proposals, want 3", len(res.Proposals))
