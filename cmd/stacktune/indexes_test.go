@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacktune/stacktune/indexadv"
+	"github.com/stacktune/stacktune/report"
 	"github.com/stacktune/stacktune/sandbox"
 	"github.com/stacktune/stacktune/workload"
 )
@@ -178,5 +180,45 @@ func TestIndexesCLIPerformanceSchema(t *testing.T) {
 		if !found[want] {
 			t.Errorf("no proposal %s in\n%s", want, out)
 		}
+	}
+}
+
+func TestIndexesRender(t *testing.T) {
+	res := &indexadv.Result{
+		Proposals: []indexadv.Proposal{{Table: "app.t", Columns: []string{"a", "b DESC"}, DDL: "ALTER TABLE `app`.`t` ADD INDEX `ix_a_b` (`a`, `b` DESC), ALGORITHM=INPLACE, LOCK=NONE;",
+			Queries: []string{"Q1"}, RowsBefore: 10000, RowsAfter: 3, TimeBeforeMS: 12.5, TimeAfterMS: 0.2, IndexBytes: 16384,
+			Reasons: []string{"equality columns"}, Evidence: []indexadv.Evidence{{Query: "Q1", PlanBefore: "t: ALL, 10000 rows", PlanAfter: "t: ref(ix_a_b), 3 rows"}},
+			WriteRows: 1000, WriteBeforeMS: -1, WriteAfterMS: -1}},
+		Skipped:  []indexadv.Skip{{ID: "Q2", Reason: "no sample query"}},
+		Rejected: []indexadv.Proposal{{Table: "app.t", Columns: []string{"c"}, Rejected: "did not help"}},
+		Existing: []indexadv.Finding{{Table: "app.t", Index: "k", Kind: "redundant", Detail: "k(a) is a left prefix of k2(a, b)", DDL: "ALTER TABLE `app`.`t` DROP INDEX `k`, ALGORITHM=INPLACE, LOCK=NONE;"}},
+		Queries:  []indexadv.QueryReport{{ID: "Q1", Fingerprint: "select * from t where a = ?", Count: 9, Plan: "t: ALL, 10000 rows", Problems: []string{"full table scan of t (10000 rows)"}}},
+		Covered:  []string{"app.t(x) for Q3: already served by index PRIMARY"},
+		Copies:   []indexadv.Copy{{Table: "app.t", Rows: 10000, Note: "all 10000 rows"}},
+		Server:   "10.11",
+	}
+	for format, wants := range map[string][]string{
+		"text":     {"Proposals: 1", "app.t (a, b DESC)  for Q1", "rows examined 10,000 → 3", "write cost not measurable", "DDL:", "Tried and rejected:", "redundant", "Skipped:\n  Q2: no sample query", "Nothing was applied"},
+		"markdown": {"# Index advice", "| app.t | a, b DESC | Q1 |", "```sql", "## Skipped", "## Duplicate and redundant existing indexes"},
+		"json":     {`"proposals": [`, `"rows_before": 10000`, `"time_after_ms": 0.2`, `"skipped": [`, `"queries": [`},
+	} {
+		var b strings.Builder
+		if err := report.Indexes(&b, res, format); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range wants {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s lacks %q:\n%s", format, w, b.String())
+			}
+		}
+	}
+	// An empty result still has the JSON arrays and a plain text report.
+	var b strings.Builder
+	if err := report.Indexes(&b, &indexadv.Result{Proposals: []indexadv.Proposal{}, Skipped: []indexadv.Skip{}}, "json"); err != nil || !strings.Contains(b.String(), `"proposals": []`) || !strings.Contains(b.String(), `"skipped": []`) {
+		t.Errorf("empty json: %v %s", err, b.String())
+	}
+	b.Reset()
+	if err := report.Indexes(&b, &indexadv.Result{}, "text"); err != nil || !strings.Contains(b.String(), "Nothing to apply.") {
+		t.Errorf("empty text: %v %s", err, b.String())
 	}
 }
