@@ -173,7 +173,18 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Existing = append(res.Existing, ExistingFindings(st[0], st[1], ixs)...)
 	}
 	for _, a := range list {
-		res.Queries = append(res.Queries, a.report(ctx, opt))
+		r := a.report(ctx, opt)
+		for _, t := range a.q.Tables {
+			for _, col := range t.Funcs {
+				for _, ix := range existing[schemaOf(t, a.db)+"."+t.Name] {
+					if len(ix.Columns) > 0 && ix.Columns[0].Name == col {
+						r.Problems = append(r.Problems, fmt.Sprintf("%s.%s is indexed (%s) but compared through a function or cast, so that index cannot be used", t.Name, col, ix.Name))
+						break
+					}
+				}
+			}
+		}
+		res.Queries = append(res.Queries, r)
 	}
 	if len(list) == 0 {
 		return res, nil

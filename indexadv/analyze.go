@@ -49,6 +49,8 @@ type TableUse struct {
 	// set when it reads them all (SELECT * or t.*).
 	Columns []string
 	Star    bool
+	// Funcs are columns compared through a function or cast.
+	Funcs []string
 }
 
 // Branch is one side of an OR.
@@ -534,6 +536,7 @@ func (a *analyzer) funcOn(e ast.ExprNode) {
 	for _, x := range args {
 		if c, ok := unparen(x).(*ast.ColumnNameExpr); ok {
 			if t := a.table(c.Name); t != nil {
+				t.Funcs = addCol(t.Funcs, c.Name.Name.L)
 				a.issue("function or cast on column %s.%s (%s(...)): an index on it cannot be used; compare the bare column", t.Name, c.Name.Name.L, strings.ToUpper(name))
 			}
 		}

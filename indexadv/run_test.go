@@ -41,6 +41,8 @@ func TestRunOnWorkload(t *testing.T) {
 			Sample: "DELETE FROM comments WHERE entry_id = 7", SampleDB: "app", Count: 50},
 		{ID: "JOIN", Fingerprint: "select c.comment, nick_name from comments c join users u on u.id = c.user_id where entry_id = ?",
 			Sample: "SELECT c.comment, nick_name FROM comments c JOIN users u ON u.id = c.user_id WHERE entry_id = 8", SampleDB: "app", Count: 50},
+		{ID: "FUNC", Fingerprint: "select id from entries where abs(user_id) = ?",
+			Sample: "SELECT id FROM entries WHERE ABS(user_id) = 3", SampleDB: "app", Count: 5},
 		{ID: "BROKEN", Fingerprint: "selec garbage", Sample: "SELEC garbage FORM x", SampleDB: "app"},
 		{ID: "GONE", Fingerprint: "select * from gone where a = ?", Sample: "SELECT * FROM gone WHERE a = 1", SampleDB: "app"},
 		{ID: "NOSAMPLE", Fingerprint: "select * from users where email = ?"},
@@ -91,7 +93,7 @@ func TestRunOnWorkload(t *testing.T) {
 	for _, q := range res.Queries {
 		problems[q.ID] = strings.Join(q.Problems, "; ")
 	}
-	for id, want := range map[string]string{"FRIENDS": "full table scan", "USER": "N+1", "COUNT": "full table scan"} {
+	for id, want := range map[string]string{"FRIENDS": "full table scan", "USER": "N+1", "COUNT": "full table scan", "FUNC": "user_id is indexed (user_id) but compared through a function"} {
 		if !strings.Contains(problems[id], want) {
 			t.Errorf("problems of %s: %q, want %q", id, problems[id], want)
 		}
