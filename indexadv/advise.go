@@ -127,7 +127,9 @@ type analyzed struct {
 	db    string
 }
 
-// Run advises on opt.Classes: see the package documentation.
+// Run advises on opt.Classes: see the package documentation. When the
+// throwaway server cannot start, it returns the findings without
+// proposals together with the error.
 func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.Source == nil {
 		return nil, errors.New("indexadv: no source server")
@@ -192,7 +194,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 
 	box, err := sandbox.StartMariaDB(ctx, opt.Sandbox)
 	if err != nil {
-		return nil, fmt.Errorf("starting the throwaway MariaDB: %w", err)
+		// The findings stand; only the proof is missing, so nothing is
+		// proposed.
+		return res, fmt.Errorf("starting the throwaway MariaDB to prove the indexes: %w", err)
 	}
 	defer box.Stop()
 	res.Server = box.Version()

@@ -121,3 +121,23 @@ func TestRunOnWorkload(t *testing.T) {
 		t.Errorf("relations indexes on the user's server: %+v %v", ixs, err)
 	}
 }
+
+// TestRunWithoutSandbox: when the throwaway server cannot start, the
+// findings are still returned, with no unproven proposal.
+func TestRunWithoutSandbox(t *testing.T) {
+	ctx := context.Background()
+	prod := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	if err := workload.Setup(ctx, prod.DB(), "app", workload.Scale{Users: 50, RelationsPerUser: 5, EntriesPerUser: 1, CommentsPerEntry: 1}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, Options{
+		Classes: []digest.Class{{ID: "FRIENDS", Sample: "SELECT * FROM relations WHERE one = 7 OR another = 7", SampleDB: "app"}},
+		Source:  prod.DB(), Sandbox: sandbox.MariaDBOptions{Binary: "/nonexistent/mariadbd"},
+	})
+	if err == nil || res == nil || len(res.Queries) != 1 || len(res.Proposals) != 0 {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	if !strings.Contains(strings.Join(res.Queries[0].Problems, "; "), "full table scan") {
+		t.Errorf("problems %v", res.Queries[0].Problems)
+	}
+}
