@@ -52,6 +52,9 @@ type Result struct {
 	Copies   []Copy        `json:"copies"`
 	// Covered are candidates an existing index already serves.
 	Covered []string `json:"covered,omitempty"`
+	// DDL is one ALTER TABLE per table adding all of its proposals, so
+	// each table is rebuilt once.
+	DDL []TableDDL `json:"ddl"`
 	// Applied lists the DDL run on the user's server (Options.Apply).
 	Applied []string `json:"applied,omitempty"`
 	// Server is the throwaway server's version.
@@ -80,6 +83,12 @@ type Proposal struct {
 	WriteBeforeMS float64 `json:"write_before_ms"`
 	WriteAfterMS  float64 `json:"write_after_ms"`
 	Rejected      string  `json:"rejected,omitempty"`
+}
+
+// TableDDL is the DDL of one table.
+type TableDDL struct {
+	Table string `json:"table"`
+	DDL   string `json:"ddl"`
 }
 
 // Evidence is a query's plan on the copy before and after.
@@ -146,7 +155,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.NPlusOneCalls <= 0 {
 		opt.NPlusOneCalls = 1000
 	}
-	res := &Result{Proposals: []Proposal{}, Skipped: []Skip{}, Rejected: []Proposal{}, Existing: []Finding{}, Queries: []QueryReport{}, Copies: []Copy{}}
+	res := &Result{Proposals: []Proposal{}, Skipped: []Skip{}, Rejected: []Proposal{}, Existing: []Finding{}, Queries: []QueryReport{}, Copies: []Copy{}, DDL: []TableDDL{}}
 	var list []*analyzed
 	for _, c := range opt.Classes {
 		a, skip := inspect(ctx, opt, c)
@@ -277,15 +286,39 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Proposals = append(res.Proposals, ok...)
 		res.Rejected = append(res.Rejected, rej...)
 	}
+	res.DDL = tableDDL(res.Proposals)
 	if opt.Apply {
-		for _, pr := range res.Proposals {
-			if _, err := opt.Source.ExecContext(ctx, strings.TrimSuffix(pr.DDL, ";")); err != nil {
-				return res, fmt.Errorf("applying %s: %w", pr.DDL, err)
+		for _, d := range res.DDL {
+			if _, err := opt.Source.ExecContext(ctx, strings.TrimSuffix(d.DDL, ";")); err != nil {
+				return res, fmt.Errorf("applying %s: %w", d.DDL, err)
 			}
-			res.Applied = append(res.Applied, pr.DDL)
+			res.Applied = append(res.Applied, d.DDL)
 		}
 	}
 	return res, nil
+}
+
+// tableDDL combines the proposals of each table into one ALTER TABLE.
+func tableDDL(ps []Proposal) []TableDDL {
+	adds := map[string][]string{}
+	var order []string
+	for _, p := range ps {
+		_, rest, ok := strings.Cut(p.DDL, " ADD INDEX ")
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSuffix(rest, ", ALGORITHM=INPLACE, LOCK=NONE;")
+		if adds[p.Table] == nil {
+			order = append(order, p.Table)
+		}
+		adds[p.Table] = append(adds[p.Table], "ADD INDEX "+rest)
+	}
+	out := []TableDDL{}
+	for _, t := range order {
+		schema, table, _ := strings.Cut(t, ".")
+		out = append(out, TableDDL{Table: t, DDL: fmt.Sprintf("ALTER TABLE %s %s, ALGORITHM=INPLACE, LOCK=NONE;", qualified(schema, table), strings.Join(adds[t], ", "))})
+	}
+	return out
 }
 
 func schemaOf(t *TableUse, db string) string {

@@ -77,6 +77,9 @@ func TestRunOnWorkload(t *testing.T) {
 	if q := got["app.comments(entry_id)"].Queries; !reflect.DeepEqual(q, []string{"COUNT", "DEL", "JOIN"}) {
 		t.Errorf("comments(entry_id) serves %v, want COUNT, DEL and JOIN", q)
 	}
+	if len(res.DDL) != 2 || res.DDL[1].DDL != "ALTER TABLE `app`.`relations` ADD INDEX `ix_another_created_at` (`another`, `created_at`), ADD INDEX `ix_one_created_at` (`one`, `created_at`), ALGORITHM=INPLACE, LOCK=NONE;" {
+		t.Errorf("per-table DDL %+v", res.DDL)
+	}
 	if len(res.Proposals) != 3 {
 		t.Errorf("%d proposals, want 3", len(res.Proposals))
 	}

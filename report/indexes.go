@@ -30,7 +30,22 @@ func writeCost(p indexadv.Proposal) string {
 	if p.WriteBeforeMS < 0 || p.WriteAfterMS < 0 {
 		return "write cost not measurable"
 	}
-	return fmt.Sprintf("%d inserts %s → %s", p.WriteRows, ms(p.WriteBeforeMS), ms(p.WriteAfterMS))
+	return fmt.Sprintf("%d inserts %s → %s (with all the table's proposals)", p.WriteRows, ms(p.WriteBeforeMS), ms(p.WriteAfterMS))
+}
+
+// ddlLines are the per-table statements, or the per-proposal ones when
+// the result has none.
+func ddlLines(r *indexadv.Result) []string {
+	var out []string
+	for _, d := range r.DDL {
+		out = append(out, d.DDL)
+	}
+	if len(out) == 0 {
+		for _, p := range r.Proposals {
+			out = append(out, p.DDL)
+		}
+	}
+	return out
 }
 
 func proposalFigures(p indexadv.Proposal) string {
@@ -63,9 +78,9 @@ func indexesText(w io.Writer, r *indexadv.Result) error {
 		}
 	}
 	if len(r.Proposals) > 0 {
-		e.printf("\nDDL:\n")
-		for _, p := range r.Proposals {
-			e.printf("  %s\n", p.DDL)
+		e.printf("\nDDL, one statement per table:\n")
+		for _, d := range ddlLines(r) {
+			e.printf("  %s\n", d)
 		}
 	}
 	if len(r.Queries) > 0 {
@@ -132,8 +147,8 @@ func indexesMarkdown(w io.Writer, r *indexadv.Result) error {
 				strings.Join(p.Queries, ", "), Count(p.RowsBefore), Count(p.RowsAfter), ms(p.TimeBeforeMS), ms(p.TimeAfterMS), Bytes(p.IndexBytes), writeCost(p))
 		}
 		e.printf("\n```sql\n")
-		for _, p := range r.Proposals {
-			e.printf("%s\n", p.DDL)
+		for _, d := range ddlLines(r) {
+			e.printf("%s\n", d)
 		}
 		e.printf("```\n\n")
 	}

@@ -198,7 +198,7 @@ func TestIndexesRender(t *testing.T) {
 		Server:   "10.11",
 	}
 	for format, wants := range map[string][]string{
-		"text":     {"Proposals: 1", "app.t (a, b DESC)  for Q1", "rows examined 10,000 → 3", "write cost not measurable", "DDL:", "Tried and rejected:", "redundant", "Skipped:\n  Q2: no sample query", "Nothing was applied"},
+		"text":     {"Proposals: 1", "app.t (a, b DESC)  for Q1", "rows examined 10,000 → 3", "write cost not measurable", "DDL, one statement per table:", "Tried and rejected:", "redundant", "Skipped:\n  Q2: no sample query", "Nothing was applied"},
 		"markdown": {"# Index advice", "| app.t | a, b DESC | Q1 |", "```sql", "## Skipped", "## Duplicate and redundant existing indexes"},
 		"json":     {`"proposals": [`, `"rows_before": 10000`, `"time_after_ms": 0.2`, `"skipped": [`, `"queries": [`},
 	} {
