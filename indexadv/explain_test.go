@@ -40,3 +40,15 @@ func TestParseJSONPlan(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseJSONPlan(f *testing.F) {
+	f.Add(`{"query_block":{"select_id":1,"nested_loop":[{"table":{"table_name":"c","access_type":"ALL","rows":10000}}]}}`)
+	f.Add(`{"query_block":{"filesort":{"temporary_table":{"table":{"table_name":"t","rows":"12","index_merge":{"sort_union":[{"range":{"key":"a"}}]}}}}}}`)
+	f.Add(`[1, {"table": {"table_name": 5}}]`)
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseJSONPlan([]byte(s))
+		if err == nil && (p == nil || len(p.Tables) == 0 || p.Rows < 1) {
+			t.Fatalf("no error and no plan for %q", s)
+		}
+	})
+}

@@ -24,6 +24,17 @@ func TestRunOnWorkload(t *testing.T) {
 	if _, err := prod.DB().Exec("ALTER TABLE app.entries ADD INDEX user_only (user_id)"); err != nil {
 		t.Fatal(err)
 	}
+	// The tabular EXPLAIN reader, on the same server.
+	rows, err := prod.DB().Query("EXPLAIN SELECT * FROM app.relations WHERE one = 7 ORDER BY created_at")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := scanTabular(rows)
+	rows.Close()
+	if err != nil || tab.Format != "tabular" || len(tab.Tables) != 1 || !tab.Tables[0].FullScan() || !tab.Filesort || tab.Rows < 10000 {
+		t.Errorf("tabular plan %+v %v", tab, err)
+	}
+
 	classes := []digest.Class{
 		{ID: "FRIENDS", Fingerprint: "select * from relations where one = ? or another = ? order by created_at desc",
 			Sample: "SELECT * FROM relations WHERE one = 7 OR another = 7 ORDER BY created_at DESC", SampleDB: "app",
