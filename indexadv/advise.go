@@ -265,6 +265,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 	}
 	kept, covered := Merge(cands, existing)
+	Uniquify(kept, existing)
 	for c, ix := range covered {
 		res.Covered = append(res.Covered, fmt.Sprintf("%s(%s) for %s: already served by index %s", c.Key(), strings.Join(c.ColumnNames(), ", "), strings.Join(c.Queries, ", "), ix))
 	}

@@ -20,13 +20,42 @@ type Candidate struct {
 	Queries []string
 	// Reasons say which rule built it, one per query.
 	Reasons []string
+	name    string
+}
+
+// Uniquify renames candidates whose name is taken, on their table, by an
+// existing index or another candidate: ix_a_b_2, ix_a_b_3...
+func Uniquify(cands []*Candidate, existing map[string][]Index) {
+	taken := map[string]bool{}
+	for table, ixs := range existing {
+		for _, ix := range ixs {
+			taken[table+"."+strings.ToLower(ix.Name)] = true
+		}
+	}
+	for _, c := range cands {
+		base := c.Name()
+		name := base
+		for i := 2; taken[c.Key()+"."+strings.ToLower(name)]; i++ {
+			suffix := fmt.Sprintf("_%d", i)
+			if len(base)+len(suffix) > 64 {
+				base = base[:64-len(suffix)]
+			}
+			name = base + suffix
+		}
+		c.name = name
+		taken[c.Key()+"."+strings.ToLower(name)] = true
+	}
 }
 
 // Key identifies a table.
 func (c *Candidate) Key() string { return c.Schema + "." + c.Table }
 
-// Name is the index name used in the DDL: ix_ and the column names.
+// Name is the index name used in the DDL: ix_ and the column names, or
+// the name set by Uniquify.
 func (c *Candidate) Name() string {
+	if c.name != "" {
+		return c.name
+	}
 	parts := []string{"ix"}
 	for _, col := range c.Columns {
 		parts = append(parts, col.Name)

@@ -122,3 +122,18 @@ func TestCandidatesJoinKey(t *testing.T) {
 		t.Errorf("inner table of a join: %v", names(got))
 	}
 }
+
+func TestUniquify(t *testing.T) {
+	mk := func(cols ...string) *Candidate {
+		c := &Candidate{Schema: "app", Table: "t"}
+		for _, col := range cols {
+			c.Columns = append(c.Columns, IndexCol{Name: col})
+		}
+		return c
+	}
+	a, b := mk("a"), mk("a", "b")
+	Uniquify([]*Candidate{a, b}, map[string][]Index{"app.t": {{Name: "IX_A", Columns: []IndexCol{{Name: "z"}}}}})
+	if a.Name() != "ix_a_2" || b.Name() != "ix_a_b" || !strings.Contains(a.DDL(), "`ix_a_2`") {
+		t.Errorf("names %s %s", a.Name(), b.Name())
+	}
+}
