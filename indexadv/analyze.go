@@ -102,6 +102,10 @@ func AnalyzeWith(sql string, resolve Resolver) (q *Query, err error) {
 	switch s := stmts[0].(type) {
 	case *ast.SelectStmt:
 		a.q.Kind = "select"
+		if s.SelectIntoOpt != nil {
+			// Timing it on the copy would write a file or variables.
+			return nil, fmt.Errorf("SELECT ... INTO: %w", ErrUnsupported)
+		}
 		if hasParam(s) {
 			return nil, ErrPlaceholder
 		}

@@ -37,6 +37,7 @@ func TestAnalyze(t *testing.T) {
 		{name: "delete", sql: "DELETE FROM comments WHERE entry_id = 5 AND created_at < '2026-01-01'", kind: "delete",
 			eq: []string{"entry_id"}, rng: []string{"created_at"}},
 		{name: "placeholder", sql: "SELECT * FROM t WHERE a = ?", wantErr: ErrPlaceholder},
+		{name: "select into outfile", sql: "SELECT * FROM t WHERE a = 1 INTO OUTFILE '/tmp/x'", wantErr: ErrUnsupported},
 		{name: "insert", sql: "INSERT INTO t VALUES (1)", wantErr: ErrUnsupported},
 		{name: "garbage", sql: "SELEC * FORM t", errContains: "parse"},
 		{name: "two statements", sql: "SELECT 1 FROM t; SELECT 2 FROM t", errContains: "2 statements"},
