@@ -45,3 +45,22 @@ func durabilityNotAllowed(change string) string {
 func fixedNote(name, v string) string {
 	return fmt.Sprintf("%s is fixed at %s (--fix): stacktune leaves it as it is", name, v)
 }
+
+// proposeRelaxed gives a durability finding its outcome: informational with
+// a note when the setting is fixed or the user did not allow durability
+// loss, otherwise the change to value at severity sev (restart as the
+// variable needs).
+func proposeRelaxed(c *Context, f *Finding, name, value string, sev Severity) {
+	switch fixed, isFixed := c.Fixed(name); {
+	case isFixed:
+		f.Severity = Info
+		f.Risk.Note = fixedNote(name, fixed)
+	case !c.Opt.AllowDurabilityLoss:
+		f.Severity = Info
+		f.Risk.Note = durabilityNotAllowed(name + " = " + value)
+	default:
+		f.Severity = sev
+		f.Change = c.MySQLChange(name, value, Set)
+		f.Risk.Restart = f.Risk.Restart || c.Restart(name)
+	}
+}

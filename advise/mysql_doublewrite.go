@@ -24,7 +24,7 @@ func checkMySQLDoublewrite(c *Context) []Finding {
 		return nil
 	}
 	v, _ := c.Var(name)
-	fixed, isFixed := c.Fixed(name)
+	_, isFixed := c.Fixed(name)
 	f := Finding{
 		ID:       "mysql-doublewrite",
 		Layer:    LayerMySQL,
@@ -55,16 +55,6 @@ func checkMySQLDoublewrite(c *Context) []Finding {
 	f.Effect = "page writes halve; worth it only for write-bound servers on storage with atomic writes"
 	f.Risk.Durability = lossNoDoublewrite
 	f.Risk.Restart = true
-	switch {
-	case isFixed:
-		f.Severity = Info
-		f.Risk.Note = fixedNote(name, fixed)
-	case !c.Opt.AllowDurabilityLoss:
-		f.Severity = Info
-		f.Risk.Note = durabilityNotAllowed("innodb_doublewrite = OFF")
-	default:
-		f.Severity = Info
-		f.Change = c.MySQLChange(name, "OFF", Set)
-	}
+	proposeRelaxed(c, &f, name, "OFF", Info)
 	return []Finding{f}
 }

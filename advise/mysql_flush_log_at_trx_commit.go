@@ -19,7 +19,7 @@ func checkMySQLFlushLogAtTrxCommit(c *Context) []Finding {
 		return nil
 	}
 	v, _ := c.Int(name)
-	fixed, isFixed := c.Fixed(name)
+	_, isFixed := c.Fixed(name)
 	f := Finding{
 		ID:     "mysql-flush-log-at-trx-commit",
 		Layer:  LayerMySQL,
@@ -49,17 +49,6 @@ func checkMySQLFlushLogAtTrxCommit(c *Context) []Finding {
 	f.Title = fmt.Sprintf("Every commit waits for a flush: %s redo fsyncs per second", num(rate))
 	f.Effect = fmt.Sprintf("commits stop waiting for the disk: about one flush per second instead of %s (%s)", num(rate), name2)
 	f.Risk.Durability = lossWith2
-	switch {
-	case isFixed:
-		f.Severity = Info
-		f.Risk.Note = fixedNote(name, fixed)
-	case !c.Opt.AllowDurabilityLoss:
-		f.Severity = Info
-		f.Risk.Note = durabilityNotAllowed("innodb_flush_log_at_trx_commit = 2")
-	default:
-		f.Severity = Warning
-		f.Change = c.MySQLChange(name, "2", Set)
-		f.Risk.Restart = c.Restart(name)
-	}
+	proposeRelaxed(c, &f, name, "2", Warning)
 	return []Finding{f}
 }

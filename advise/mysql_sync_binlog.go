@@ -18,7 +18,7 @@ func checkMySQLSyncBinlog(c *Context) []Finding {
 		return nil
 	}
 	v, _ := c.Int(name)
-	fixed, isFixed := c.Fixed(name)
+	_, isFixed := c.Fixed(name)
 	f := Finding{
 		ID:       "mysql-sync-binlog",
 		Layer:    LayerMySQL,
@@ -46,17 +46,6 @@ func checkMySQLSyncBinlog(c *Context) []Finding {
 	f.Title = fmt.Sprintf("The binary log is flushed at every commit (%s commits/s)", num(r))
 	f.Effect = "commits stop waiting for the binary log's fsync"
 	f.Risk.Durability = lossBinlog0
-	switch {
-	case isFixed:
-		f.Severity = Info
-		f.Risk.Note = fixedNote(name, fixed)
-	case !c.Opt.AllowDurabilityLoss:
-		f.Severity = Info
-		f.Risk.Note = durabilityNotAllowed("sync_binlog = 0")
-	default:
-		f.Severity = Warning
-		f.Change = c.MySQLChange(name, "0", Set)
-		f.Risk.Restart = c.Restart(name)
-	}
+	proposeRelaxed(c, &f, name, "0", Warning)
 	return []Finding{f}
 }
