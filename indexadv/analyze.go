@@ -114,24 +114,12 @@ func AnalyzeWith(sql string, resolve Resolver) (q *Query, err error) {
 		}
 		a.q.Explain = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(sql), ";"))
 	case *ast.UpdateStmt:
-		a.q.Kind = "update"
-		if hasParam(s) {
-			return nil, ErrPlaceholder
-		}
-		if s.TableRefs == nil {
-			return nil, ErrUnsupported
-		}
-		a.from(s.TableRefs.TableRefs)
-		a.where(s.Where)
-		a.order(s.Order)
-		a.q.Explain, err = selectOf(s.TableRefs, s.Where, s.Order, s.Limit)
-		if err != nil {
+		if err := a.write("update", hasParam(s), s.TableRefs, s.Where, s.Order, s.Limit); err != nil {
 			return nil, err
 		}
 	case *ast.DeleteStmt:
-		a.q.Kind = "delete"
-		if hasParam(s) {
-			return nil, ErrPlaceholder
+		if err := a.write("delete", hasParam(s), s.TableRefs, s.Where, s.Order, s.Limit); err != nil {
+			return nil, err
 		}
 		if s.TableRefs == nil {
 			return nil, ErrUnsupported
@@ -153,6 +141,25 @@ func AnalyzeWith(sql string, resolve Resolver) (q *Query, err error) {
 }
 
 // selectOf builds SELECT * FROM refs WHERE where ORDER BY order LIMIT limit.
+// write analyses an UPDATE or DELETE: its tables, WHERE and ORDER BY, and
+// the SELECT of the same rows that EXPLAIN is run on (the statement itself
+// never is).
+func (a *analyzer) write(kind string, param bool, refs *ast.TableRefsClause, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) error {
+	a.q.Kind = kind
+	if param {
+		return ErrPlaceholder
+	}
+	if refs == nil {
+		return ErrUnsupported
+	}
+	a.from(refs.TableRefs)
+	a.where(where)
+	a.order(order)
+	var err error
+	a.q.Explain, err = selectOf(refs, where, order, limit)
+	return err
+}
+
 func selectOf(refs *ast.TableRefsClause, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (string, error) {
 	var sb strings.Builder
 	ctx := format.NewRestoreCtx(format.DefaultRestoreFlags, &sb)

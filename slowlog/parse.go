@@ -362,23 +362,15 @@ func (p *Parser) field(name, value []byte) {
 			ev.Has |= HasLockTime
 		}
 	case "Rows_sent":
-		if p.int(name, value, &ev.RowsSent) {
-			ev.Has |= HasRowsSent
-		}
+		p.intField(name, value, &ev.RowsSent, HasRowsSent)
 	case "Rows_examined":
-		if p.int(name, value, &ev.RowsExamined) {
-			ev.Has |= HasRowsExamined
-		}
+		p.intField(name, value, &ev.RowsExamined, HasRowsExamined)
 	case "Rows_affected":
-		if p.int(name, value, &ev.RowsAffected) {
-			ev.Has |= HasRowsAffected
-		}
+		p.intField(name, value, &ev.RowsAffected, HasRowsAffected)
 	case "Tmp_tables":
-		if p.int(name, value, &ev.TmpTables) {
-			ev.Has |= HasTmpTables
-		}
+		p.intField(name, value, &ev.TmpTables, HasTmpTables)
 	case "Tmp_disk_tables":
-		p.int(name, value, &ev.TmpDiskTables)
+		p.intField(name, value, &ev.TmpDiskTables, 0)
 	case "Time":
 		if !p.timeOK {
 			return
@@ -428,6 +420,13 @@ func (p *Parser) int(name, value []byte, dst *int64) bool {
 	}
 	*dst = v
 	return true
+}
+
+// intField reads an integer field and marks it present.
+func (p *Parser) intField(name, value []byte, dst *int64, has Field) {
+	if p.int(name, value, dst) {
+		p.ev.Has |= has
+	}
 }
 
 func (p *Parser) flag(name, value []byte, f Flag) {
