@@ -21,9 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/stacktune/stacktune/bench/internal/measure"
@@ -89,28 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 }
 
 func main() {
-	os.Exit(mainCode())
-}
-
-func mainCode() int {
-	cfg, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "digestbench:", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	start := time.Now()
-	err = run(ctx, cfg, os.Stdout, os.Stderr)
-	fmt.Fprintf(os.Stderr, "digestbench: finished in %s\n", time.Since(start).Round(time.Second))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "digestbench:", err)
-		return 1
-	}
-	return 0
+	os.Exit(measure.Main("digestbench", parseFlags, run))
 }
 
 // run is the whole benchmark: log, binaries, timed runs, agreement, report.

@@ -19,17 +19,16 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/stacktune/stacktune/bench/internal/measure"
 )
 
 // config holds the command-line flags.
@@ -120,26 +119,5 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == clientCommand {
 		os.Exit(clientMain(os.Args[2:]))
 	}
-	os.Exit(mainCode())
-}
-
-func mainCode() int {
-	cfg, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "loadbench:", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	start := time.Now()
-	err = run(ctx, cfg, os.Stdout, os.Stderr)
-	fmt.Fprintf(os.Stderr, "loadbench: finished in %s\n", time.Since(start).Round(time.Second))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "loadbench:", err)
-		return 1
-	}
-	return 0
+	os.Exit(measure.Main("loadbench", parseFlags, run))
 }
