@@ -17,39 +17,14 @@ const (
 	boundedRatio = 1.5
 )
 
-// row is one tool's line of the table, already computed.
-type row struct {
-	name    string
-	runs    int
-	wall    float64 // s
-	cpu     float64 // s
-	cores   float64 // cpu / wall
-	others  float64 // cores busy with other work during the run
-	rssMiB  float64
-	mibPerS float64
-	diskMiB float64 // read from the block device, not the page cache
-}
-
-func toRow(t toolResult) row {
-	r := row{
-		name:    t.name,
-		runs:    len(t.runs),
-		wall:    t.med.Wall.Seconds(),
-		cpu:     t.med.CPU.Seconds(),
-		rssMiB:  float64(t.med.MaxRSSKiB) / 1024,
-		cores:   measure.Cores(t.med.CPU, t.med.Wall),
-		others:  measure.Cores(t.med.Others, t.med.Wall),
-		diskMiB: measure.MiB(t.med.DiskRead),
-	}
-	if r.wall > 0 {
-		r.mibPerS = measure.MiB(t.inBytes) / r.wall
-	}
-	return r
+// toRow is t's line of the result table.
+func toRow(t toolResult) measure.ToolRow {
+	return measure.NewToolRow(t.name, len(t.runs), t.med, t.inBytes)
 }
 
 // rows returns the stacktune variants, then goaccess, then the awks.
-func (r *results) rows() []row {
-	var out []row
+func (r *results) rows() []measure.ToolRow {
+	var out []measure.ToolRow
 	for _, t := range r.st {
 		out = append(out, toRow(t))
 	}
@@ -78,7 +53,7 @@ func (r *results) ratios() []ratioLine {
 	var out []ratioLine
 	for _, t := range others {
 		o := toRow(t)
-		out = append(out, ratioLine{name: o.name, wall: measure.Ratio(o.wall, st.wall), cpu: measure.Ratio(o.cpu, st.cpu), mem: measure.Ratio(o.rssMiB, st.rssMiB)})
+		out = append(out, ratioLine{name: o.Name, wall: measure.Ratio(o.Wall, st.Wall), cpu: measure.Ratio(o.CPU, st.CPU), mem: measure.Ratio(o.RSSMiB, st.RSSMiB)})
 	}
 	return out
 }
@@ -95,19 +70,19 @@ func yesNo(ok bool) string {
 // throughput, faster than goaccess, memory bounded by endpoints.
 func (r *results) goals() []string {
 	st := toRow(r.st[0])
-	mbps := float64(r.st[0].inBytes) / 1e6 / st.wall
+	mbps := float64(r.st[0].inBytes) / 1e6 / st.Wall
 	out := []string{fmt.Sprintf("throughput: %.0f MB/s (%.0f MiB/s) with %d cores, goal >= %d MB/s: %s",
-		mbps, st.mibPerS, r.env.nproc, goalMBps, yesNo(mbps >= goalMBps))}
+		mbps, st.MiBPerS, r.env.nproc, goalMBps, yesNo(mbps >= goalMBps))}
 	if r.goaccess != nil {
 		ga := toRow(*r.goaccess)
 		out = append(out, fmt.Sprintf("faster than goaccess: %s less wall time, %s less CPU: %s",
-			measure.Ratio(ga.wall, st.wall), measure.Ratio(ga.cpu, st.cpu), yesNo(st.wall < ga.wall)))
+			measure.Ratio(ga.Wall, st.Wall), measure.Ratio(ga.CPU, st.CPU), yesNo(st.Wall < ga.Wall)))
 	}
 	if r.quarter != nil {
 		q := toRow(*r.quarter)
 		out = append(out, fmt.Sprintf("memory: peak RSS %.1f MiB on the first 1/4 (%.1f MiB, %s requests), %.1f MiB on the whole log (%s requests, %d endpoints): %s of the memory for 4x the lines, bounded by endpoints: %s",
-			q.rssMiB, measure.MiB(r.quarter.inBytes), measure.GroupInt(r.quarterAns.requests), st.rssMiB, measure.GroupInt(r.stAnswer.requests),
-			len(r.stAnswer.endpoints), measure.Ratio(st.rssMiB, q.rssMiB), yesNo(q.rssMiB > 0 && st.rssMiB <= boundedRatio*q.rssMiB)))
+			q.RSSMiB, measure.MiB(r.quarter.inBytes), measure.GroupInt(r.quarterAns.requests), st.RSSMiB, measure.GroupInt(r.stAnswer.requests),
+			len(r.stAnswer.endpoints), measure.Ratio(st.RSSMiB, q.RSSMiB), yesNo(q.RSSMiB > 0 && st.RSSMiB <= boundedRatio*q.RSSMiB)))
 	}
 	return out
 }
@@ -150,15 +125,7 @@ func printText(w io.Writer, r *results) {
 		fmt.Fprintf(w, "goaccess    total %s   valid %s   failed %s\n", measure.GroupInt(g.total), measure.GroupInt(g.valid), measure.GroupInt(g.failed))
 	}
 	fmt.Fprintln(w)
-	rows := r.rows()
-	nw := len("tool")
-	for _, x := range rows {
-		nw = max(nw, len(x.name))
-	}
-	fmt.Fprintf(w, "%-*s  %4s  %8s  %8s  %8s  %12s  %8s  %11s\n", nw, "tool", "runs", "wall s", "CPU s", "CPU/wall", "peak RSS MiB", "MiB/s", "other cores")
-	for _, x := range rows {
-		fmt.Fprintf(w, "%-*s  %4d  %8.2f  %8.2f  %8.2f  %12.1f  %8.1f  %11.2f\n", nw, x.name, x.runs, x.wall, x.cpu, x.cores, x.rssMiB, x.mibPerS, x.others)
-	}
+	measure.PrintToolTable(w, r.rows())
 	fmt.Fprintln(w)
 	for _, x := range r.ratios() {
 		fmt.Fprintf(w, "%s / stacktune: wall %s, CPU %s, peak RSS %s\n", x.name, x.wall, x.cpu, x.mem)
@@ -172,25 +139,11 @@ func printText(w io.Writer, r *results) {
 	}
 }
 
-// diskNotes flags runs that read a noticeable part of the log from disk
-// although it was read once just before: the page cache did not keep it.
-func (r *results) diskNotes() []string {
-	var out []string
-	for _, x := range r.rows() {
-		if x.diskMiB > 0.05*measure.MiB(r.log.bytes) {
-			out = append(out, fmt.Sprintf("%s read %.0f MiB from disk (median run) despite the warm-up: the page cache did not keep the log (try --tmpfs /dev/shm)", x.name, x.diskMiB))
-		}
-	}
-	return out
-}
+// diskNotes flags runs whose log the page cache did not keep.
+func (r *results) diskNotes() []string { return measure.DiskNotes(r.rows(), r.log.bytes) }
 
 // cacheNote says where the timed runs read the log from.
-func (r *results) cacheNote() string {
-	if r.tmpfs != "" {
-		return "log copied to tmpfs (" + r.tmpfs + ")"
-	}
-	return "page cache warmed before each tool"
-}
+func (r *results) cacheNote() string { return measure.CacheNote(r.tmpfs) }
 
 // printMarkdown writes the same results as a section for
 // docs/benchmarks.md.
@@ -216,11 +169,7 @@ func printMarkdown(w io.Writer, r *results) {
 		"other cores is the CPU other processes (or steal) took during the run, over its wall time. "+
 		"goaccess: `--no-query-string`, JSON report, no persistence; awk: one pass, count, sum and max of `$request_time` per method and path without query string\n\n",
 		strings.Join(runs, ", "), r.cacheNote())
-	fmt.Fprintln(w, "| tool | wall s | CPU s | CPU/wall | peak RSS MiB | MiB/s | other cores |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
-	for _, x := range r.rows() {
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.1f | %.1f | %.2f |\n", x.name, x.wall, x.cpu, x.cores, x.rssMiB, x.mibPerS, x.others)
-	}
+	measure.PrintToolMarkdown(w, r.rows())
 	fmt.Fprintln(w)
 	for _, x := range r.ratios() {
 		fmt.Fprintf(w, "- %s / stacktune: **%s** wall, **%s** CPU, **%s** peak RSS.\n", x.name, x.wall, x.cpu, x.mem)
