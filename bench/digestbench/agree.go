@@ -3,9 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
+
+	"github.com/stacktune/stacktune/bench/internal/measure"
 )
 
 // classCount is one query class as a tool reported it.
@@ -52,20 +53,9 @@ type ptJSON struct {
 	} `json:"classes"`
 }
 
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decoding %s: %w", path, err)
-	}
-	return nil
-}
-
 func readStacktune(path string) (digestSummary, error) {
 	var r stacktuneJSON
-	if err := readJSON(path, &r); err != nil {
+	if err := measure.ReadJSON(path, &r); err != nil {
 		return digestSummary{}, err
 	}
 	s := digestSummary{tool: "stacktune", events: r.Overall.Events, skipped: r.Skipped.Count, classes: map[string]classCount{}}
@@ -78,7 +68,7 @@ func readStacktune(path string) (digestSummary, error) {
 
 func readPT(path string) (digestSummary, error) {
 	var r ptJSON
-	if err := readJSON(path, &r); err != nil {
+	if err := measure.ReadJSON(path, &r); err != nil {
 		return digestSummary{}, err
 	}
 	total, err := r.Global.QueryCount.Int64()

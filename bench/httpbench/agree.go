@@ -2,13 +2,14 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stacktune/stacktune/bench/internal/measure"
 )
 
 // endpointRow is one endpoint as stacktune reported it.
@@ -62,22 +63,11 @@ type stacktuneJSON struct {
 	} `json:"skipped"`
 }
 
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decoding %s: %w", path, err)
-	}
-	return nil
-}
-
 func endpointKey(method, pattern string) string { return method + " " + pattern }
 
 func readStacktune(path string) (stacktuneSummary, error) {
 	var r stacktuneJSON
-	if err := readJSON(path, &r); err != nil {
+	if err := measure.ReadJSON(path, &r); err != nil {
 		return stacktuneSummary{}, err
 	}
 	s := stacktuneSummary{requests: r.Overall.Requests, timeTotal: r.Overall.TimeTotal, skipped: r.Skipped.Count,
@@ -217,7 +207,7 @@ type goaccessJSON struct {
 
 func readGoaccess(path string) (goaccessCounts, error) {
 	var r goaccessJSON
-	if err := readJSON(path, &r); err != nil {
+	if err := measure.ReadJSON(path, &r); err != nil {
 		return goaccessCounts{}, err
 	}
 	g := r.General

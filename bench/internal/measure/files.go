@@ -2,6 +2,7 @@ package measure
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -49,4 +50,60 @@ func CopyFile(src, dst string) error {
 		_, err := io.Copy(w, in)
 		return err
 	})
+}
+
+// ReadJSON decodes the JSON file at path into v.
+func ReadJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return nil
+}
+
+// Stage copies each file named by *paths (those not "") into a new
+// directory under dir whose name starts with prefix, and points *paths at
+// the copies, for timed runs that must not depend on the page cache.
+// cleanup removes the copies. On error the paths are left unchanged.
+func Stage(dir, prefix string, paths ...*string) (cleanup func(), err error) {
+	tmp, err := os.MkdirTemp(dir, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("--tmpfs: %w", err)
+	}
+	cleanup = func() { _ = os.RemoveAll(tmp) }
+	staged := make([]string, len(paths))
+	for i, p := range paths {
+		if *p == "" {
+			continue
+		}
+		staged[i] = filepath.Join(tmp, filepath.Base(*p))
+		if err := CopyFile(*p, staged[i]); err != nil {
+			cleanup()
+			return nil, err
+		}
+	}
+	for i, p := range paths {
+		if *p != "" {
+			*p = staged[i]
+		}
+	}
+	return cleanup, nil
+}
+
+// WorkDir creates the work directory of benchmark name. With keep it says
+// on stderr where the directory is and cleanup leaves it; otherwise
+// cleanup removes it.
+func WorkDir(name string, keep bool, stderr io.Writer) (dir string, cleanup func(), err error) {
+	dir, err = os.MkdirTemp("", name+"-")
+	if err != nil {
+		return "", nil, fmt.Errorf("creating the work directory: %w", err)
+	}
+	if keep {
+		fmt.Fprintf(stderr, "%s: outputs kept in %s\n", name, dir)
+		return dir, func() {}, nil
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
