@@ -311,23 +311,10 @@ func ensureGzip(src, dst string, stderr io.Writer) error {
 // dir, for timed runs that must not depend on the page cache. cleanup
 // removes the copies.
 func stageLog(lg logInfo, dir string) (staged logInfo, cleanup func(), err error) {
-	tmp, err := os.MkdirTemp(dir, "digestbench-")
-	if err != nil {
-		return lg, nil, fmt.Errorf("--tmpfs: %w", err)
-	}
-	cleanup = func() { _ = os.RemoveAll(tmp) }
 	staged = lg
-	staged.path = filepath.Join(tmp, filepath.Base(lg.path))
-	if err := measure.CopyFile(lg.path, staged.path); err != nil {
-		cleanup()
+	cleanup, err = measure.Stage(dir, "digestbench-", &staged.path, &staged.gzPath)
+	if err != nil {
 		return lg, nil, err
-	}
-	if lg.gzPath != "" {
-		staged.gzPath = filepath.Join(tmp, filepath.Base(lg.gzPath))
-		if err := measure.CopyFile(lg.gzPath, staged.gzPath); err != nil {
-			cleanup()
-			return lg, nil, err
-		}
 	}
 	return staged, cleanup, nil
 }

@@ -100,15 +100,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "digestbench-")
+	work, cleanup, err := measure.WorkDir("digestbench", cfg.keep, stderr)
 	if err != nil {
-		return fmt.Errorf("creating the work directory: %w", err)
+		return err
 	}
-	if cfg.keep {
-		fmt.Fprintf(stderr, "digestbench: outputs kept in %s\n", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer cleanup()
 	bin, err := stacktuneBinary(ctx, cfg, work, stderr)
 	if err != nil {
 		return err
@@ -134,11 +130,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout)
 		printMarkdown(stdout, res)
 	}
-	if len(res.mismatches) > 0 {
-		fmt.Fprintf(stdout, "\nMISMATCHES (%d):\n", len(res.mismatches))
-		for _, m := range res.mismatches {
-			fmt.Fprintln(stdout, "  "+m)
-		}
+	if measure.PrintMismatches(stdout, res.mismatches) {
 		return errDisagree
 	}
 	return nil

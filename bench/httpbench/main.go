@@ -106,15 +106,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "httpbench-")
+	work, cleanup, err := measure.WorkDir("httpbench", cfg.keep, stderr)
 	if err != nil {
-		return fmt.Errorf("creating the work directory: %w", err)
+		return err
 	}
-	if cfg.keep {
-		fmt.Fprintf(stderr, "httpbench: outputs kept in %s\n", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer cleanup()
 	if cfg.stacktune != "" {
 		tl.stacktune = cfg.stacktune
 	} else if tl.stacktune, err = measure.BuildStacktune(ctx, work, "httpbench", stderr); err != nil {
@@ -141,11 +137,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout)
 		printMarkdown(stdout, res)
 	}
-	if len(res.mismatches) > 0 {
-		fmt.Fprintf(stdout, "\nMISMATCHES (%d):\n", len(res.mismatches))
-		for _, m := range res.mismatches {
-			fmt.Fprintln(stdout, "  "+m)
-		}
+	if measure.PrintMismatches(stdout, res.mismatches) {
 		return errDisagree
 	}
 	return nil
@@ -155,23 +147,10 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 // dir, for timed runs that must not depend on the page cache. cleanup
 // removes the copies.
 func stageLog(lg logInfo, dir string) (staged logInfo, cleanup func(), err error) {
-	tmp, err := os.MkdirTemp(dir, "httpbench-")
-	if err != nil {
-		return lg, nil, fmt.Errorf("--tmpfs: %w", err)
-	}
-	cleanup = func() { _ = os.RemoveAll(tmp) }
 	staged = lg
-	staged.path = filepath.Join(tmp, filepath.Base(lg.path))
-	if err := measure.CopyFile(lg.path, staged.path); err != nil {
-		cleanup()
+	cleanup, err = measure.Stage(dir, "httpbench-", &staged.path, &staged.quarter.path)
+	if err != nil {
 		return lg, nil, err
-	}
-	if lg.quarter.path != "" {
-		staged.quarter.path = filepath.Join(tmp, filepath.Base(lg.quarter.path))
-		if err := measure.CopyFile(lg.quarter.path, staged.quarter.path); err != nil {
-			cleanup()
-			return lg, nil, err
-		}
 	}
 	return staged, cleanup, nil
 }

@@ -1,8 +1,11 @@
 package measure
 
 import (
-	"github.com/stacktune/stacktune/report"
+	"fmt"
+	"io"
 	"strconv"
+
+	"github.com/stacktune/stacktune/report"
 )
 
 // MiB converts bytes to MiB (2^20 bytes).
@@ -18,3 +21,16 @@ func Ratio(a, b float64) string {
 
 // GroupInt formats n with thousands separators: 827123 -> "827,123".
 func GroupInt(n int64) string { return report.Count(n) }
+
+// PrintMismatches lists the disagreements between the tools after a blank
+// line and reports whether there were any.
+func PrintMismatches(w io.Writer, mismatches []string) bool {
+	if len(mismatches) == 0 {
+		return false
+	}
+	fmt.Fprintf(w, "\nMISMATCHES (%d):\n", len(mismatches))
+	for _, m := range mismatches {
+		fmt.Fprintln(w, "  "+m)
+	}
+	return true
+}
