@@ -124,18 +124,10 @@ func (b bench) agreeStacktune(res *results, base, variant, label string) error {
 // out, and returns the samples and their median.
 func (b bench) measure(ctx context.Context, name string, n int, lg logInfo, out, bin string, args ...string) (toolResult, error) {
 	r := toolResult{name: name, inBytes: lg.bytes}
-	if err := measure.Warm(lg.path); err != nil {
-		return r, err
-	}
-	for i := 1; i <= n; i++ {
-		s, err := measure.Run(ctx, b.cfg.toolTimeout, out, bin, args...)
-		if err != nil {
-			return r, fmt.Errorf("%s: %w", name, err)
-		}
+	var err error
+	r.runs, r.med, err = measure.Repeat(ctx, name, n, b.cfg.toolTimeout, lg.path, out, bin, args, func(i int, s measure.Sample) {
 		fmt.Fprintf(b.stderr, "digestbench: %-24s run %d/%d: wall %6.2fs  cpu %6.2fs  rss %6.1f MiB  others %4.2f cores  disk read %6.1f MiB\n",
 			name, i, n, s.Wall.Seconds(), s.CPU.Seconds(), float64(s.MaxRSSKiB)/1024, measure.Cores(s.Others, s.Wall), measure.MiB(s.DiskRead))
-		r.runs = append(r.runs, s)
-	}
-	r.med = measure.Median(r.runs)
-	return r, nil
+	})
+	return r, err
 }

@@ -194,18 +194,10 @@ func (b bench) measureAll(ctx context.Context, tl tools, lg logInfo) (*results, 
 // out, and returns the samples and their median.
 func (b bench) measure(ctx context.Context, name string, n int, log string, size int64, out, bin string, args ...string) (toolResult, error) {
 	r := toolResult{name: name, inBytes: size}
-	if err := measure.Warm(log); err != nil {
-		return r, err
-	}
-	for i := 1; i <= n; i++ {
-		s, err := measure.Run(ctx, b.cfg.toolTimeout, out, bin, args...)
-		if err != nil {
-			return r, fmt.Errorf("%s: %w", name, err)
-		}
+	var err error
+	r.runs, r.med, err = measure.Repeat(ctx, name, n, b.cfg.toolTimeout, log, out, bin, args, func(i int, s measure.Sample) {
 		fmt.Fprintf(b.stderr, "httpbench: %-24s run %d/%d: wall %6.2fs  cpu %6.2fs  rss %7.1f MiB  others %4.2f cores  disk read %6.1f MiB\n",
 			name, i, n, s.Wall.Seconds(), s.CPU.Seconds(), float64(s.MaxRSSKiB)/1024, measure.Cores(s.Others, s.Wall), measure.MiB(s.DiskRead))
-		r.runs = append(r.runs, s)
-	}
-	r.med = measure.Median(r.runs)
-	return r, nil
+	})
+	return r, err
 }

@@ -143,3 +143,22 @@ func (t *TailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *TailBuffer) String() string { return t.b.String() }
+
+// Repeat warms the page cache with log, then runs bin with args n times
+// (each bounded by timeout, stdout to out), calling progress after each
+// run, and returns the samples and their median. A failed run's error is
+// prefixed with name.
+func Repeat(ctx context.Context, name string, n int, timeout time.Duration, log, out, bin string, args []string, progress func(i int, s Sample)) (runs []Sample, med Sample, err error) {
+	if err := Warm(log); err != nil {
+		return nil, Sample{}, err
+	}
+	for i := 1; i <= n; i++ {
+		s, err := Run(ctx, timeout, out, bin, args...)
+		if err != nil {
+			return runs, Sample{}, fmt.Errorf("%s: %w", name, err)
+		}
+		progress(i, s)
+		runs = append(runs, s)
+	}
+	return runs, Median(runs), nil
+}

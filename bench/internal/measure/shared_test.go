@@ -2,8 +2,10 @@ package measure
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -71,5 +73,27 @@ func TestStage(t *testing.T) {
 	missing := filepath.Join(src, "missing")
 	if _, err := Stage(dst, "t-", &missing); err == nil || missing != filepath.Join(src, "missing") {
 		t.Errorf("staging a missing file: %v, path %q", err, missing)
+	}
+}
+
+func TestRepeat(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "in.log")
+	if err := os.WriteFile(log, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	runs, _, err := Repeat(context.Background(), "cat", 2, time.Minute, log, filepath.Join(dir, "out"), "cat", []string{log}, func(i int, s Sample) { seen = append(seen, i) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || len(seen) != 2 || seen[0] != 1 || seen[1] != 2 {
+		t.Errorf("Repeat: %d runs, progress %v", len(runs), seen)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "out")); err != nil || string(b) != "x\n" {
+		t.Errorf("output %q, %v", b, err)
+	}
+	if _, _, err := Repeat(context.Background(), "false", 1, time.Minute, log, filepath.Join(dir, "out"), "false", nil, func(int, Sample) {}); err == nil || !strings.HasPrefix(err.Error(), "false: ") {
+		t.Errorf("a failing run: %v", err)
 	}
 }
