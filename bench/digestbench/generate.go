@@ -4,7 +4,6 @@ import (
 	"compress/gzip"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,16 +86,10 @@ func prepareLog(ctx context.Context, cfg config, stderr io.Writer) (logInfo, err
 	return lg, nil
 }
 
-func metaPath(log string) string { return log + ".meta.json" }
-
 // readMeta reads the log's metadata, or returns nil if there is none.
 func readMeta(log string) *logMeta {
-	b, err := os.ReadFile(metaPath(log))
-	if err != nil {
-		return nil
-	}
 	var m logMeta
-	if json.Unmarshal(b, &m) != nil {
+	if !measure.ReadMeta(log, &m) {
 		return nil
 	}
 	return &m
@@ -149,7 +142,7 @@ func generate(ctx context.Context, cfg config, dst string, stderr io.Writer) err
 		GenSeconds:  time.Since(start).Seconds(),
 		Bytes:       st.Size(),
 	}
-	if err := writeMeta(dst, meta); err != nil {
+	if err := measure.WriteMeta(dst, meta); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "digestbench: wrote %s (%.1f MiB) in %s\n", dst, measure.MiB(st.Size()), time.Since(start).Round(time.Second))
@@ -317,15 +310,4 @@ func stageLog(lg logInfo, dir string) (staged logInfo, cleanup func(), err error
 		return lg, nil, err
 	}
 	return staged, cleanup, nil
-}
-
-func writeMeta(log string, m logMeta) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding log metadata: %w", err)
-	}
-	return measure.WriteAtomic(metaPath(log), func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
-		return err
-	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -612,17 +611,11 @@ type quarterInfo struct {
 	requests int64
 }
 
-func metaPath(log string) string { return log + ".meta.json" }
-
 // readMeta reads the log's metadata, or returns false if there is none or
 // it is from another generator.
 func readMeta(log string, want logMeta) (logMeta, bool) {
-	b, err := os.ReadFile(metaPath(log))
-	if err != nil {
-		return logMeta{}, false
-	}
 	var m logMeta
-	if json.Unmarshal(b, &m) != nil {
+	if !measure.ReadMeta(log, &m) {
 		return logMeta{}, false
 	}
 	if m.Generator != want.Generator || m.Seed != want.Seed || m.SizeMiB != want.SizeMiB || m.LogFormat != want.LogFormat {
@@ -662,7 +655,7 @@ func prepareLog(cfg config, stderr io.Writer) (logInfo, error) {
 		m.SizeMiB = cfg.sizeMiB
 		m.GeneratedAt = time.Now().UTC().Truncate(time.Second)
 		m.GenSeconds = time.Since(start).Seconds()
-		if err := writeMeta(lg.path, m); err != nil {
+		if err := measure.WriteMeta(lg.path, m); err != nil {
 			return lg, err
 		}
 		fmt.Fprintf(stderr, "httpbench: wrote %s (%.1f MiB, %s requests) in %.1fs\n", lg.path, measure.MiB(m.Bytes), measure.GroupInt(m.Requests), m.GenSeconds)
@@ -677,17 +670,6 @@ func prepareLog(cfg config, stderr io.Writer) (logInfo, error) {
 		lg.quarter = q
 	}
 	return lg, nil
-}
-
-func writeMeta(log string, m logMeta) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding log metadata: %w", err)
-	}
-	return measure.WriteAtomic(metaPath(log), func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
-		return err
-	})
 }
 
 // quarterPath names the first quarter of a log.

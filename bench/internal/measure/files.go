@@ -107,3 +107,28 @@ func WorkDir(name string, keep bool, stderr io.Writer) (dir string, cleanup func
 	}
 	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
+
+// metaPath names the metadata file written beside a generated log.
+func metaPath(log string) string { return log + ".meta.json" }
+
+// ReadMeta decodes the metadata file beside log into m, and reports
+// whether there was one that decoded.
+func ReadMeta(log string, m any) bool {
+	b, err := os.ReadFile(metaPath(log))
+	if err != nil {
+		return false
+	}
+	return json.Unmarshal(b, m) == nil
+}
+
+// WriteMeta writes m as indented JSON into the metadata file beside log.
+func WriteMeta(log string, m any) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding log metadata: %w", err)
+	}
+	return WriteAtomic(metaPath(log), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}

@@ -97,3 +97,21 @@ func TestRepeat(t *testing.T) {
 		t.Errorf("a failing run: %v", err)
 	}
 }
+
+func TestMeta(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "x.log")
+	type meta struct{ Seed int }
+	var m meta
+	if ReadMeta(log, &m) {
+		t.Error("ReadMeta found metadata that was never written")
+	}
+	if err := WriteMeta(log, meta{Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if !ReadMeta(log, &m) || m.Seed != 7 {
+		t.Errorf("ReadMeta after WriteMeta: %+v", m)
+	}
+	if b, _ := os.ReadFile(log + ".meta.json"); string(b) != "{\n  \"Seed\": 7\n}\n" {
+		t.Errorf("metadata file %q", b)
+	}
+}
