@@ -29,20 +29,15 @@ import (
 
 // config holds the command-line flags.
 type config struct {
-	cacheDir    string
-	sizeMiB     int
-	logPath     string
-	runs        int
-	runsPT      int
-	single      bool
-	gzip        bool
-	markdown    bool
-	threads     int
-	genTime     time.Duration
-	toolTimeout time.Duration
-	stacktune   string
-	keep        bool
-	tmpfs       string
+	measure.StacktuneFlags
+	cacheDir string
+	sizeMiB  int
+	logPath  string
+	runsPT   int
+	gzip     bool
+	threads  int
+	genTime  time.Duration
+	keep     bool
 }
 
 // errDisagree is returned when the two tools found different classes or
@@ -53,20 +48,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("digestbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	c.StacktuneFlags.Register(fs)
 	fs.StringVar(&c.cacheDir, "cache", filepath.Join(os.TempDir(), "stacktune-bench"), "directory holding the generated slow logs (reused across runs)")
 	fs.IntVar(&c.sizeMiB, "size-mb", 256, "target size of the generated slow log, in MiB")
 	fs.StringVar(&c.logPath, "log", "", "benchmark this existing slow log instead of generating one (--size-mb and --cache are then unused)")
-	fs.IntVar(&c.runs, "runs", 3, "runs of each stacktune variant (the median is reported)")
 	fs.IntVar(&c.runsPT, "runs-pt", 1, "runs of pt-query-digest (the median is reported)")
-	fs.BoolVar(&c.single, "single", true, "also run stacktune with --workers 1 (the single-core figure)")
 	fs.BoolVar(&c.gzip, "gzip", false, "also run stacktune on a gzip copy of the log (kept in --cache)")
-	fs.BoolVar(&c.markdown, "markdown", false, "also print the results as Markdown for docs/benchmarks.md")
 	fs.IntVar(&c.threads, "threads", 4, "sysbench threads while generating the log")
 	fs.DurationVar(&c.genTime, "gen-time", 20*time.Minute, "upper bound on sysbench run time while generating the log")
-	fs.DurationVar(&c.toolTimeout, "tool-timeout", 30*time.Minute, "upper bound on any one timed run")
-	fs.StringVar(&c.stacktune, "stacktune", "", "use this stacktune binary instead of building ./cmd/stacktune")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory with both tools' JSON outputs")
-	fs.StringVar(&c.tmpfs, "tmpfs", "", "copy the log into this memory-backed directory (e.g. /dev/shm) for the timed runs, for when the page cache does not keep it")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -76,11 +66,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	switch {
 	case c.sizeMiB < 1:
 		return c, fmt.Errorf("--size-mb %d: must be at least 1", c.sizeMiB)
-	case c.runs < 1 || c.runsPT < 1:
+	case c.Runs < 1 || c.runsPT < 1:
 		return c, errors.New("--runs and --runs-pt must be at least 1")
 	case c.threads < 1:
 		return c, errors.New("--threads must be at least 1")
-	case c.genTime <= 0 || c.toolTimeout <= 0:
+	case c.genTime <= 0 || c.ToolTimeout <= 0:
 		return c, errors.New("--gen-time and --tool-timeout must be positive")
 	}
 	return c, nil
@@ -110,8 +100,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	runLog := lg
-	if cfg.tmpfs != "" {
-		staged, cleanup, err := stageLog(lg, cfg.tmpfs)
+	if cfg.Tmpfs != "" {
+		staged, cleanup, err := stageLog(lg, cfg.Tmpfs)
 		if err != nil {
 			return err
 		}
@@ -123,10 +113,10 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res.log, res.tmpfs = lg, cfg.tmpfs
+	res.log, res.tmpfs = lg, cfg.Tmpfs
 	res.env = collectEnv(ctx, pt, lg.meta)
 	printText(stdout, res)
-	if cfg.markdown {
+	if cfg.Markdown {
 		fmt.Fprintln(stdout)
 		printMarkdown(stdout, res)
 	}

@@ -19,8 +19,8 @@ type toolResult struct {
 
 // stacktuneBinary returns --stacktune or builds ./cmd/stacktune into work.
 func stacktuneBinary(ctx context.Context, cfg config, work string, stderr io.Writer) (string, error) {
-	if cfg.stacktune != "" {
-		return cfg.stacktune, nil
+	if cfg.Stacktune != "" {
+		return cfg.Stacktune, nil
 	}
 	return measure.BuildStacktune(ctx, work, "digestbench", stderr)
 }
@@ -50,14 +50,14 @@ type results struct {
 func (b bench) measureAll(ctx context.Context, pt, bin string, lg logInfo) (*results, error) {
 	res := &results{log: lg}
 	stOut := filepath.Join(b.work, "stacktune.json")
-	st, err := b.measure(ctx, "stacktune", b.cfg.runs, lg, stOut, bin, "digest", "--limit", "0", "--format", "json", lg.path)
+	st, err := b.measure(ctx, "stacktune", b.cfg.Runs, lg, stOut, bin, "digest", "--limit", "0", "--format", "json", lg.path)
 	if err != nil {
 		return nil, err
 	}
 	res.st = append(res.st, st)
-	if b.cfg.single {
+	if b.cfg.Single {
 		out := filepath.Join(b.work, "stacktune-workers1.json")
-		st1, err := b.measure(ctx, "stacktune --workers 1", b.cfg.runs, lg, out, bin, "digest", "--limit", "0", "--format", "json", "--workers", "1", lg.path)
+		st1, err := b.measure(ctx, "stacktune --workers 1", b.cfg.Runs, lg, out, bin, "digest", "--limit", "0", "--format", "json", "--workers", "1", lg.path)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +70,7 @@ func (b bench) measureAll(ctx context.Context, pt, bin string, lg logInfo) (*res
 		gzLog := lg
 		gzLog.path = lg.gzPath
 		out := filepath.Join(b.work, "stacktune-gzip.json")
-		stz, err := b.measure(ctx, "stacktune (gzip input)", b.cfg.runs, gzLog, out, bin, "digest", "--limit", "0", "--format", "json", lg.gzPath)
+		stz, err := b.measure(ctx, "stacktune (gzip input)", b.cfg.Runs, gzLog, out, bin, "digest", "--limit", "0", "--format", "json", lg.gzPath)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +125,7 @@ func (b bench) agreeStacktune(res *results, base, variant, label string) error {
 func (b bench) measure(ctx context.Context, name string, n int, lg logInfo, out, bin string, args ...string) (toolResult, error) {
 	r := toolResult{name: name, inBytes: lg.bytes}
 	var err error
-	r.runs, r.med, err = measure.Repeat(ctx, name, n, b.cfg.toolTimeout, lg.path, out, bin, args, func(i int, s measure.Sample) {
+	r.runs, r.med, err = measure.Repeat(ctx, name, n, b.cfg.ToolTimeout, lg.path, out, bin, args, func(i int, s measure.Sample) {
 		fmt.Fprintf(b.stderr, "digestbench: %-24s run %d/%d: wall %6.2fs  cpu %6.2fs  rss %6.1f MiB  others %4.2f cores  disk read %6.1f MiB\n",
 			name, i, n, s.Wall.Seconds(), s.CPU.Seconds(), float64(s.MaxRSSKiB)/1024, measure.Cores(s.Others, s.Wall), measure.MiB(s.DiskRead))
 	})

@@ -24,27 +24,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/stacktune/stacktune/bench/internal/measure"
 )
 
 // config holds the command-line flags.
 type config struct {
-	cacheDir    string
-	sizeMiB     int
-	seed        uint64
-	runs        int
-	runsOthers  int
-	single      bool
-	quarter     bool
-	goaccess    bool
-	awks        []string
-	markdown    bool
-	toolTimeout time.Duration
-	stacktune   string
-	keep        bool
-	tmpfs       string
+	measure.StacktuneFlags
+	cacheDir   string
+	sizeMiB    int
+	seed       uint64
+	runsOthers int
+	quarter    bool
+	goaccess   bool
+	awks       []string
+	keep       bool
 }
 
 // errDisagree is returned when the tools (or stacktune and the generator)
@@ -56,20 +50,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var awks string
 	fs := flag.NewFlagSet("httpbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	c.StacktuneFlags.Register(fs)
 	fs.StringVar(&c.cacheDir, "cache", filepath.Join(os.TempDir(), "stacktune-bench"), "directory holding the generated access logs (reused across runs)")
 	fs.IntVar(&c.sizeMiB, "size-mb", 1024, "size of the generated access log, in MiB")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the log generator (the same seed and size give the same log)")
-	fs.IntVar(&c.runs, "runs", 3, "runs of each stacktune variant (the median is reported)")
 	fs.IntVar(&c.runsOthers, "runs-others", 1, "runs of goaccess and of each awk (the median is reported)")
-	fs.BoolVar(&c.single, "single", true, "also run stacktune with --workers 1 (the single-core figure)")
 	fs.BoolVar(&c.quarter, "quarter", true, "also run stacktune on the first quarter of the log: peak RSS should not grow with the lines")
 	fs.BoolVar(&c.goaccess, "goaccess", true, "run goaccess")
 	fs.StringVar(&awks, "awk", "mawk,gawk", "comma-separated awk implementations to run (those not installed are skipped with a note; \"\" for none)")
-	fs.BoolVar(&c.markdown, "markdown", false, "also print the results as Markdown for docs/benchmarks.md")
-	fs.DurationVar(&c.toolTimeout, "tool-timeout", 30*time.Minute, "upper bound on any one timed run")
-	fs.StringVar(&c.stacktune, "stacktune", "", "use this stacktune binary instead of building ./cmd/stacktune")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory with every tool's output")
-	fs.StringVar(&c.tmpfs, "tmpfs", "", "copy the log into this memory-backed directory (e.g. /dev/shm) for the timed runs, for when the page cache does not keep it")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -84,9 +73,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	switch {
 	case c.sizeMiB < 1:
 		return c, fmt.Errorf("--size-mb %d: must be at least 1", c.sizeMiB)
-	case c.runs < 1 || c.runsOthers < 1:
+	case c.Runs < 1 || c.runsOthers < 1:
 		return c, errors.New("--runs and --runs-others must be at least 1")
-	case c.toolTimeout <= 0:
+	case c.ToolTimeout <= 0:
 		return c, errors.New("--tool-timeout must be positive")
 	}
 	return c, nil
@@ -111,14 +100,14 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	if cfg.stacktune != "" {
-		tl.stacktune = cfg.stacktune
+	if cfg.Stacktune != "" {
+		tl.stacktune = cfg.Stacktune
 	} else if tl.stacktune, err = measure.BuildStacktune(ctx, work, "httpbench", stderr); err != nil {
 		return err
 	}
 	runLog := lg
-	if cfg.tmpfs != "" {
-		staged, cleanup, err := stageLog(lg, cfg.tmpfs)
+	if cfg.Tmpfs != "" {
+		staged, cleanup, err := stageLog(lg, cfg.Tmpfs)
 		if err != nil {
 			return err
 		}
@@ -130,10 +119,10 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res.log, res.tmpfs = lg, cfg.tmpfs
+	res.log, res.tmpfs = lg, cfg.Tmpfs
 	res.env = collectEnv(ctx, tl)
 	printText(stdout, res)
-	if cfg.markdown {
+	if cfg.Markdown {
 		fmt.Fprintln(stdout)
 		printMarkdown(stdout, res)
 	}

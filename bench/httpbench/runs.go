@@ -117,7 +117,7 @@ func goaccessArgs(log, out string) []string {
 func (b bench) measureAll(ctx context.Context, tl tools, lg logInfo) (*results, error) {
 	res := &results{log: lg, notes: tl.notes, expectedTime: float64(lg.meta.TimeTotalMs) / 1000}
 	stOut := filepath.Join(b.work, "stacktune.json")
-	st, err := b.measure(ctx, "stacktune", b.cfg.runs, lg.path, lg.bytes, stOut, tl.stacktune, stacktuneArgs(lg.path)...)
+	st, err := b.measure(ctx, "stacktune", b.cfg.Runs, lg.path, lg.bytes, stOut, tl.stacktune, stacktuneArgs(lg.path)...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,9 +127,9 @@ func (b bench) measureAll(ctx context.Context, tl tools, lg logInfo) (*results, 
 	}
 	res.mismatches = append(res.mismatches, compareExpected(lg.meta, res.stAnswer)...)
 	res.notes = append(res.notes, learnedNotes(lg.meta, res.stAnswer)...)
-	if b.cfg.single {
+	if b.cfg.Single {
 		out := filepath.Join(b.work, "stacktune-workers1.json")
-		st1, err := b.measure(ctx, "stacktune --workers 1", b.cfg.runs, lg.path, lg.bytes, out, tl.stacktune, stacktuneArgs(lg.path, "--workers", "1")...)
+		st1, err := b.measure(ctx, "stacktune --workers 1", b.cfg.Runs, lg.path, lg.bytes, out, tl.stacktune, stacktuneArgs(lg.path, "--workers", "1")...)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +142,7 @@ func (b bench) measureAll(ctx context.Context, tl tools, lg logInfo) (*results, 
 	}
 	if lg.quarter.path != "" {
 		out := filepath.Join(b.work, "stacktune-quarter.json")
-		q, err := b.measure(ctx, "stacktune (first 1/4)", b.cfg.runs, lg.quarter.path, lg.quarter.bytes, out, tl.stacktune, stacktuneArgs(lg.quarter.path)...)
+		q, err := b.measure(ctx, "stacktune (first 1/4)", b.cfg.Runs, lg.quarter.path, lg.quarter.bytes, out, tl.stacktune, stacktuneArgs(lg.quarter.path)...)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +195,7 @@ func (b bench) measureAll(ctx context.Context, tl tools, lg logInfo) (*results, 
 func (b bench) measure(ctx context.Context, name string, n int, log string, size int64, out, bin string, args ...string) (toolResult, error) {
 	r := toolResult{name: name, inBytes: size}
 	var err error
-	r.runs, r.med, err = measure.Repeat(ctx, name, n, b.cfg.toolTimeout, log, out, bin, args, func(i int, s measure.Sample) {
+	r.runs, r.med, err = measure.Repeat(ctx, name, n, b.cfg.ToolTimeout, log, out, bin, args, func(i int, s measure.Sample) {
 		fmt.Fprintf(b.stderr, "httpbench: %-24s run %d/%d: wall %6.2fs  cpu %6.2fs  rss %7.1f MiB  others %4.2f cores  disk read %6.1f MiB\n",
 			name, i, n, s.Wall.Seconds(), s.CPU.Seconds(), float64(s.MaxRSSKiB)/1024, measure.Cores(s.Others, s.Wall), measure.MiB(s.DiskRead))
 	})

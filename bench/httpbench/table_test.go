@@ -153,7 +153,7 @@ func TestFirstVersionAndFlags(t *testing.T) {
 		}
 	}
 	c, err := parseFlags([]string{"--awk", "mawk, gawk,", "--size-mb", "8"}, io.Discard)
-	if err != nil || strings.Join(c.awks, "|") != "mawk|gawk" || c.sizeMiB != 8 || c.runs != 3 {
+	if err != nil || strings.Join(c.awks, "|") != "mawk|gawk" || c.sizeMiB != 8 || c.Runs != 3 {
 		t.Errorf("parseFlags = %+v, %v", c, err)
 	}
 	if _, err := parseFlags([]string{"--runs", "0"}, io.Discard); err == nil {
