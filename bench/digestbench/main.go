@@ -95,7 +95,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	bin, err := stacktuneBinary(ctx, cfg, work, stderr)
+	bin, err := cfg.Binary(ctx, work, "digestbench", stderr)
 	if err != nil {
 		return err
 	}

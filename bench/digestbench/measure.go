@@ -17,14 +17,6 @@ type toolResult struct {
 	inBytes int64 // uncompressed bytes digested, for MiB/s
 }
 
-// stacktuneBinary returns --stacktune or builds ./cmd/stacktune into work.
-func stacktuneBinary(ctx context.Context, cfg config, work string, stderr io.Writer) (string, error) {
-	if cfg.Stacktune != "" {
-		return cfg.Stacktune, nil
-	}
-	return measure.BuildStacktune(ctx, work, "digestbench", stderr)
-}
-
 // bench runs the timed commands.
 type bench struct {
 	cfg    config

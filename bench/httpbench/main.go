@@ -100,9 +100,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	if cfg.Stacktune != "" {
-		tl.stacktune = cfg.Stacktune
-	} else if tl.stacktune, err = measure.BuildStacktune(ctx, work, "httpbench", stderr); err != nil {
+	if tl.stacktune, err = cfg.Binary(ctx, work, "httpbench", stderr); err != nil {
 		return err
 	}
 	runLog := lg

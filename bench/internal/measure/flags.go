@@ -1,7 +1,9 @@
 package measure
 
 import (
+	"context"
 	"flag"
+	"io"
 	"time"
 )
 
@@ -26,4 +28,13 @@ func (f *StacktuneFlags) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.ToolTimeout, "tool-timeout", 30*time.Minute, "upper bound on any one timed run")
 	fs.StringVar(&f.Stacktune, "stacktune", "", "use this stacktune binary instead of building ./cmd/stacktune")
 	fs.StringVar(&f.Tmpfs, "tmpfs", "", "copy the log into this memory-backed directory (e.g. /dev/shm) for the timed runs, for when the page cache does not keep it")
+}
+
+// Binary returns --stacktune, or builds ./cmd/stacktune into work for
+// benchmark name.
+func (f StacktuneFlags) Binary(ctx context.Context, work, name string, stderr io.Writer) (string, error) {
+	if f.Stacktune != "" {
+		return f.Stacktune, nil
+	}
+	return BuildStacktune(ctx, work, name, stderr)
 }
