@@ -14,6 +14,7 @@ declare -A need=(
   [percona-toolkit]=pt-query-digest
   [sysbench]=sysbench
   [wrk]=wrk
+  [mysqltuner]=mysqltuner
 )
 missing=()
 for pkg in "${!need[@]}"; do
