@@ -1,6 +1,7 @@
 package refapp
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"io"
@@ -233,6 +234,24 @@ func TestApp(t *testing.T) {
 		}
 	})
 
+	t.Run("every scenario user", func(t *testing.T) {
+		checkScenarioUsers(t, db)
+	})
+
+	t.Run("cache faults", func(t *testing.T) {
+		// /friends reads each friend with its own get and writes it back
+		// with set even on a hit: the second view sets as many as it hits.
+		fetch(t, c, http.MethodGet, base+"/friends", nil)
+		before := mcStats(t, mc.Addr())
+		_, body, _ := fetch(t, c, http.MethodGet, base+"/friends", nil)
+		after := mcStats(t, mc.Addr())
+		friends := count(t, body, "#friends li.friend")
+		hits, sets := after["get_hits"]-before["get_hits"], after["cmd_set"]-before["cmd_set"]
+		if friends == 0 || hits < friends || sets < friends {
+			t.Errorf("%d friends: %d hits, %d sets; want at least one of each per friend", friends, hits, sets)
+		}
+	})
+
 	t.Run("scenario", func(t *testing.T) {
 		runScenario(t, base)
 	})
@@ -315,5 +334,65 @@ func TestUnixSockets(t *testing.T) {
 	}
 	if err := srv.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// mcStats reads memcached's counters.
+func mcStats(t *testing.T, addr string) map[string]int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "stats\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]int)
+	r := bufio.NewReader(c)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(line)
+		if len(f) == 1 && f[0] == "END" {
+			return out
+		}
+		if len(f) == 3 && f[0] == "STAT" {
+			if n, err := strconv.Atoi(f[2]); err == nil {
+				out[f[1]] = n
+			}
+		}
+	}
+}
+
+// checkScenarioUsers checks, in SQL, that every user the scenario logs in
+// as has a home page its checks accept: a friend and a friend's entry among
+// the latest 1000.
+func checkScenarioUsers(t *testing.T, db *sql.DB) {
+	t.Helper()
+	sc, err := scenario.Load("scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = `SELECT u.id FROM users u WHERE u.id <= ? AND NOT EXISTS (
+  SELECT 1 FROM (SELECT user_id FROM entries ORDER BY created_at DESC LIMIT 1000) le
+  JOIN relations r ON (r.one = u.id AND r.another = le.user_id) OR (r.another = u.id AND r.one = le.user_id))`
+	rows, err := db.Query(q, len(sc.Data["users"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("%s has no friend entry on the home page: the scenario's home check fails for it", AccountName(id))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -112,6 +112,7 @@ func TestScale1(t *testing.T) {
 	if typ, _ := explainType(t, db, qFootprints, 7, 10); typ != "ref" && typ != "range" {
 		t.Errorf("footprints after the fix: type %q, want ref or range", typ)
 	}
+	checkScenarioUsers(t, db)
 	home()
 	fast := home()
 	t.Logf("home page at scale 1: %s naive, %s with the relations and footprints indexes", slow.Round(time.Millisecond), fast.Round(time.Millisecond))
