@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -394,5 +395,50 @@ func checkScenarioUsers(t *testing.T, db *sql.DB) {
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScenarioCatchesBrokenPages runs the scenario against pages that
+// answer 200 without their content: every page step must fail its check,
+// so a "fix" that breaks a page cannot pass a bench run.
+func TestScenarioCatchesBrokenPages(t *testing.T) {
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			http.Redirect(w, r, "/", http.StatusFound)
+			return
+		}
+		io.WriteString(w, "<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>")
+	}))
+	defer broken.Close()
+	sc, err := scenario.Load("scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.SetBaseURL(broken.URL); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := sc.Plan(scenario.PlanOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := plan.NewUser(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	seen := make(map[string]bool)
+	for range 300 {
+		s := u.Do(context.Background(), time.Now())
+		name := plan.Steps[s.Step]
+		seen[name] = true
+		passes := name == "login" || name == "comment"
+		if passes != (s.Err == loadgen.OK) {
+			t.Errorf("step %s on a broken page: %q %s", name, s.Err, s.Detail)
+		}
+	}
+	for _, name := range plan.Steps {
+		if !seen[name] {
+			t.Errorf("step %s never ran", name)
+		}
 	}
 }
