@@ -98,8 +98,15 @@ func (s *Server) listen(addr string) (string, error) {
 	network := "tcp"
 	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
 		network, addr = "unix", path
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("refapp: removing stale socket: %w", err)
+		// A socket left by a process that died is removed; any other
+		// file is not ours to delete.
+		if fi, err := os.Lstat(path); err == nil {
+			if fi.Mode()&os.ModeSocket == 0 {
+				return "", fmt.Errorf("refapp: listen: %s exists and is not a socket", path)
+			}
+			if err := os.Remove(path); err != nil {
+				return "", fmt.Errorf("refapp: removing stale socket: %w", err)
+			}
 		}
 	} else if addr == "" {
 		addr = "127.0.0.1:0"

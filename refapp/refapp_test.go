@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -306,8 +308,25 @@ func runScenario(t *testing.T, base string) {
 func TestUnixSockets(t *testing.T) {
 	m, _ := newDB(t)
 	mc := sandbox.NewMemcached(t, sandbox.MemcachedOptions{Socket: true})
-	sock := filepath.Join(t.TempDir(), "app.sock")
-	srv, err := Start(context.Background(), Config{Listen: "unix:" + sock, DSN: m.DSN("refapp"), Memcached: mc.SocketPath()})
+	dir := t.TempDir()
+	notSock := filepath.Join(dir, "file")
+	if err := os.WriteFile(notSock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(context.Background(), Config{Listen: "unix:" + notSock, DSN: m.DSN("refapp")}); err == nil {
+		t.Error("Start listened over a regular file")
+	}
+	// A stale socket (left by a killed server) is replaced.
+	sock := filepath.Join(dir, "app.sock")
+	stale, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	stale.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := Start(ctx, Config{Listen: "unix:" + sock, DSN: m.DSN("refapp"), Memcached: mc.SocketPath()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,6 +348,18 @@ func TestUnixSockets(t *testing.T) {
 	// The cache was used over its socket: user 3 is in it.
 	if v, err := srv.mc.get("user:3"); err != nil || !strings.Contains(string(v), AccountName(3)) {
 		t.Errorf("memcached user:3 = %q, %v", v, err)
+	}
+	// Cancelling Start's context stops the server; Close still works.
+	cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(sock); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the socket is still there after the context ended")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if err := srv.Close(); err != nil {
 		t.Errorf("Close: %v", err)
