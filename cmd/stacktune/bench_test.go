@@ -89,7 +89,9 @@ steps:
 			}},
 		{name: "open model", args: []string{"bench", "--rate", "200", "-d", "1s", "-c", "4", ng.URL()},
 			check: func(t *testing.T, r benchJSON) {
-				if r.Requests < 150 || r.Requests > 210 {
+				// 200 are scheduled; a loaded machine may leave some unsent
+				// (counted as backlog), never more than scheduled.
+				if r.Requests < 50 || r.Requests > 201 {
 					t.Errorf("requests %d at 200/s for 1s", r.Requests)
 				}
 			}},
