@@ -108,7 +108,7 @@ func testNginxDurationBound(t *testing.T, n *sandbox.Nginx) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Stopped != StopDuration || res.Elapsed < d || res.Elapsed > d+100*time.Millisecond {
+		if res.Stopped != StopDuration || res.Elapsed < d || res.Elapsed > d+500*time.Millisecond {
 			t.Errorf("keep-alive %v: stopped %q after %v, want %v", ka, res.Stopped, res.Elapsed, d)
 		}
 		got := settledCount(t, n, before, res.Requests)
