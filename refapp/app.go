@@ -393,6 +393,25 @@ func (s *Server) profileOf(ctx context.Context, id int) (Profile, error) {
 	return p, err
 }
 
+// ownerEntries loads the user named account and their entries: all of them
+// (qAll) when me may see private ones, else only public ones (qPublic).
+func (s *Server) ownerEntries(ctx context.Context, me *User, account, qPublic, qAll string) (*User, bool, []*Entry, error) {
+	owner, err := s.userByAccount(ctx, account)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	ok, err := s.permitted(ctx, me.ID, owner.ID)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	q := qPublic
+	if ok {
+		q = qAll
+	}
+	entries, err := s.queryEntries(ctx, q, owner.ID)
+	return owner, ok, entries, err
+}
+
 func (s *Server) queryEntries(ctx context.Context, q string, args ...any) ([]*Entry, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -611,26 +630,12 @@ func (s *Server) profile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	owner, err := s.userByAccount(ctx, r.PathValue("account_name"))
+	owner, ok, entries, err := s.ownerEntries(ctx, me, r.PathValue("account_name"), qPublicEntries, qProfileEntries)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	prof, err := s.profileOf(ctx, owner.ID)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	ok, err := s.permitted(ctx, me.ID, owner.ID)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	q := qPublicEntries
-	if ok {
-		q = qProfileEntries
-	}
-	entries, err := s.queryEntries(ctx, q, owner.ID)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -650,21 +655,7 @@ func (s *Server) entries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	owner, err := s.userByAccount(ctx, r.PathValue("account_name"))
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	ok, err := s.permitted(ctx, me.ID, owner.ID)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	q := qDiaryPublic
-	if ok {
-		q = qDiaryEntries
-	}
-	entries, err := s.queryEntries(ctx, q, owner.ID)
+	owner, _, entries, err := s.ownerEntries(ctx, me, r.PathValue("account_name"), qDiaryPublic, qDiaryEntries)
 	if err != nil {
 		s.fail(w, err)
 		return
