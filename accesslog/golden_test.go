@@ -2,16 +2,16 @@ package accesslog
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/stacktune/stacktune/chunk"
+	"github.com/stacktune/stacktune/internal/golden"
+)
 
 // parseAll parses every line of data with p and renders each record or
 // skip reason, one per line, with the counts at the end.
@@ -20,25 +20,16 @@ func parseAll(p Parser, data []byte) string {
 	skipped := map[string]int{}
 	records := 0
 	var r Record
-	for off := 0; off < len(data); {
-		end := bytes.IndexByte(data[off:], '\n')
-		next := len(data)
-		if end < 0 {
-			end = len(data)
-		} else {
-			end += off
-			next = end + 1
-		}
+	chunk.Lines(data, func(off int, line []byte) {
 		r = Record{Offset: int64(off)}
-		if ok, reason := p.Parse(data[off:end], &r); ok {
+		if ok, reason := p.Parse(line, &r); ok {
 			records++
 			fmt.Fprintf(&b, "@%d %s\n", r.Offset, recordText(&r))
 		} else {
 			skipped[reason]++
 			fmt.Fprintf(&b, "@%d skip: %s\n", r.Offset, reason)
 		}
-		off = next
-	}
+	})
 	reasons := make([]string, 0, len(skipped))
 	for k, v := range skipped {
 		reasons = append(reasons, fmt.Sprintf("%q: %d", k, v))
@@ -87,22 +78,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := parseAll(g.parser(t), data)
-			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(g.file, ".log")+".records")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update once)", err)
-			}
-			if got != string(want) {
-				t.Errorf("records differ from %s:\n%s", golden, lineDiff(string(want), got))
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", strings.TrimSuffix(g.file, ".log")+".records"), []byte(got))
 		})
 	}
 }
@@ -154,27 +130,9 @@ func TestJSONFormatTwoWays(t *testing.T) {
 	}
 	a, b := records(NewJSON()), records(configFormat(t, "json_combined"))
 	if a != b {
-		t.Errorf("NewJSON and the compiled format differ:\n%s", lineDiff(a, b))
+		t.Errorf("NewJSON and the compiled format differ:\n%s", golden.Diff(a, b))
 	}
 	if strings.Count(a, "\n") < 25 {
 		t.Errorf("only %d records", strings.Count(a, "\n")+1)
 	}
-}
-
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
 }

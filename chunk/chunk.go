@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -204,4 +205,26 @@ func Parallel(ctx context.Context, n int, produce func(send func(Job) error) err
 	close(jobs)
 	wg.Wait()
 	return err
+}
+
+// Lines calls fn for every line of data, in order, with the line's offset
+// in data and its text without the line end ("\n" or "\r\n"). A last line
+// without a line end is included; an empty data gives no call.
+func Lines(data []byte, fn func(off int, line []byte)) {
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += off
+			next = end + 1
+		}
+		line := data[off:end]
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		fn(off, line)
+		off = next
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -94,5 +95,21 @@ func TestParallel(t *testing.T) {
 	}, func(int, Job) {})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled run returned %v", err)
+	}
+}
+
+func TestLines(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"", ""},
+		{"a\nb\n", "0:a|2:b|"},
+		{"a\r\nb", "0:a|3:b|"},
+		{"\n\nc", "0:|1:|2:c|"},
+	}
+	for _, tc := range cases {
+		var b strings.Builder
+		Lines([]byte(tc.in), func(off int, line []byte) { fmt.Fprintf(&b, "%d:%s|", off, line) })
+		if b.String() != tc.want {
+			t.Errorf("Lines(%q) = %q, want %q", tc.in, b.String(), tc.want)
+		}
 	}
 }

@@ -83,19 +83,7 @@ func FromLogs(ctx context.Context, inputs []input.Input, p accesslog.Parser, opt
 		wk := ws[w]
 		data := j.Chunk.Data
 		wk.bytes += int64(len(data))
-		for off := 0; off < len(data); {
-			end := bytes.IndexByte(data[off:], '\n')
-			next := len(data)
-			if end < 0 {
-				end = len(data)
-			} else {
-				end += off
-				next = end + 1
-			}
-			line := data[off:end]
-			if n := len(line); n > 0 && line[n-1] == '\r' {
-				line = line[:n-1]
-			}
+		chunk.Lines(data, func(off int, line []byte) {
 			switch {
 			case len(line) == 0:
 			case len(line) > MaxLineBytes:
@@ -108,8 +96,7 @@ func FromLogs(ctx context.Context, inputs []input.Input, p accesslog.Parser, opt
 					wk.skipped[reason]++
 				}
 			}
-			off = next
-		}
+		})
 		j.Chunk.Release()
 	})
 	res := &Result{Profiler: ws[0].prof, Skipped: map[string]int64{}}
