@@ -26,7 +26,7 @@ func sumUpstream(v []byte) (sum float64, n int, ok bool) {
 		for end < len(v) && v[end] != ',' && v[end] != ':' {
 			end++
 		}
-		e := trimSpace(v[:end])
+		e := bytesconv.TrimBlanks(v[:end])
 		if end < len(v) {
 			end++
 		}
@@ -42,14 +42,4 @@ func sumUpstream(v []byte) (sum float64, n int, ok bool) {
 		n++
 	}
 	return sum, n, true
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }

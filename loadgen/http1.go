@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bytes"
+	"github.com/stacktune/stacktune/internal/bytesconv"
 	"io"
 	"strconv"
 )
@@ -163,7 +164,7 @@ func (p *respParser) line(line []byte) error {
 		if i := bytes.IndexByte(line, ';'); i >= 0 {
 			line = line[:i] // chunk extensions
 		}
-		size, ok := parseHex(trimSpace(line))
+		size, ok := parseHex(bytesconv.TrimBlanks(line))
 		if !ok {
 			return protoErrorf("bad chunk size %s", quote(line))
 		}
@@ -194,13 +195,13 @@ func (p *respParser) header(line []byte) error {
 	if colon <= 0 {
 		return protoErrorf("malformed header line %s", quote(line))
 	}
-	name, value := line[:colon], trimSpace(line[colon+1:])
+	name, value := line[:colon], bytesconv.TrimBlanks(line[colon+1:])
 	switch len(name) {
 	case len("content-length"):
 		if !equalFold(name, "content-length") {
 			return nil
 		}
-		v, ok := parseDecimal(value)
+		v, ok := bytesconv.ParseUint(value)
 		if !ok || (p.contentLength >= 0 && v != p.contentLength) {
 			return protoErrorf("bad Content-Length %s", quote(value))
 		}
@@ -213,7 +214,7 @@ func (p *respParser) header(line []byte) error {
 		// the connection's close.
 		last := value
 		if i := bytes.LastIndexByte(value, ','); i >= 0 {
-			last = trimSpace(value[i+1:])
+			last = bytesconv.TrimBlanks(value[i+1:])
 		}
 		if equalFold(last, "chunked") {
 			p.chunked = true
@@ -231,7 +232,7 @@ func (p *respParser) header(line []byte) error {
 			} else {
 				v = nil
 			}
-			tok = trimSpace(tok)
+			tok = bytesconv.TrimBlanks(tok)
 			switch {
 			case equalFold(tok, "close"):
 				p.connClose = true
@@ -301,16 +302,6 @@ func trimEOL(b []byte) []byte {
 	return b
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // equalFold compares b with the lower-case ASCII s, ignoring case.
@@ -328,21 +319,6 @@ func equalFold(b []byte, s string) bool {
 		}
 	}
 	return true
-}
-
-// parseDecimal parses a non-negative decimal of at most 18 digits.
-func parseDecimal(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range b {
-		if !isDigit(c) {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	return v, true
 }
 
 // parseHex parses a chunk size of at most 15 hex digits.

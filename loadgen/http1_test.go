@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"errors"
+	"github.com/stacktune/stacktune/internal/bytesconv"
 	"io"
 	"strings"
 	"testing"
@@ -170,8 +171,8 @@ func TestParseHelpers(t *testing.T) {
 		want int64
 		ok   bool
 	}{{"0", 0, true}, {"1024", 1024, true}, {"", 0, false}, {"+1", 0, false}, {"1 2", 0, false}, {"9999999999999999999", 0, false}} {
-		if got, ok := parseDecimal([]byte(tt.in)); got != tt.want || ok != tt.ok {
-			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		if got, ok := bytesconv.ParseUint([]byte(tt.in)); got != tt.want || ok != tt.ok {
+			t.Errorf("bytesconv.ParseUint(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 	if !bytes.Equal(trimEOL([]byte("a\r\n")), []byte("a")) || !bytes.Equal(trimEOL([]byte("a\n")), []byte("a")) {

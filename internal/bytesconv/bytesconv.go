@@ -68,3 +68,15 @@ func ParseUint(b []byte) (int64, bool) {
 	}
 	return n, true
 }
+
+// TrimBlanks drops spaces and tabs at both ends (HTTP header values,
+// log fields), without allocating.
+func TrimBlanks(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
