@@ -1,0 +1,237 @@
+package apply
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/stacktune/stacktune/internal/atomicfile"
+)
+
+// Journal states.
+const (
+	stateWriting        = "writing"
+	stateActivating     = "activating"
+	stateApplied        = "applied"
+	stateRolledBack     = "rolled-back"
+	stateRollbackFailed = "rollback-failed"
+)
+
+const journalName = "journal.json"
+
+// journal is one transaction's record, rewritten atomically at every
+// state change.
+type journal struct {
+	ID       string          `json:"id"`
+	Label    string          `json:"label,omitempty"`
+	Started  time.Time       `json:"started"`
+	Finished time.Time       `json:"finished,omitzero"`
+	State    string          `json:"state"`
+	Error    string          `json:"error,omitempty"`
+	Files    []journalFile   `json:"files"`
+	Targets  []journalTarget `json:"targets"`
+}
+
+// journalFile is one replaced file and where its old content is.
+type journalFile struct {
+	Path    string      `json:"path"`
+	Existed bool        `json:"existed"`
+	Backup  string      `json:"backup,omitempty"` // file name in the transaction directory
+	Perm    fs.FileMode `json:"perm,omitempty"`
+}
+
+type journalTarget struct {
+	Name      string   `json:"name"`
+	Files     []string `json:"files,omitempty"`
+	Before    State    `json:"before"`
+	Wanted    State    `json:"wanted"`
+	Activated bool     `json:"activated,omitempty"`
+}
+
+// newID is sortable by time and unique.
+func newID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405.000000000Z") + "-" + hex.EncodeToString(b[:])
+}
+
+func (j *journal) save(dir string) error {
+	b, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(dir, journalName), 0o600, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// last returns the newest journal in one of the states (nil when none).
+// Transactions are ordered by id, which starts with the time.
+func last(stateDir string, states ...string) (string, *journal, error) {
+	entries, err := os.ReadDir(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("apply: state directory: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	for _, n := range names {
+		dir := filepath.Join(stateDir, n)
+		b, err := os.ReadFile(filepath.Join(dir, journalName))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // killed before the first journal write: nothing changed
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("apply: journal %s: %w", n, err)
+		}
+		var j journal
+		if err := json.Unmarshal(b, &j); err != nil {
+			return "", nil, fmt.Errorf("apply: journal %s is unreadable: %w", dir, err)
+		}
+		for _, s := range states {
+			if j.State == s {
+				return dir, &j, nil
+			}
+		}
+		if j.State == stateRollbackFailed {
+			return "", nil, fmt.Errorf("apply: transaction %s could not be rolled back (%s); its backups are in %s: put them back by hand, then remove that directory", j.ID, j.Error, dir)
+		}
+		// Rolled-back transactions are skipped: Rollback walks back through
+		// the applied ones, newest first.
+	}
+	return "", nil, nil
+}
+
+// backup copies f's current file (if any) into dir.
+func backup(dir string, f File, n int) (journalFile, error) {
+	jf := journalFile{Path: filepath.Clean(f.Path)}
+	old, err := os.ReadFile(jf.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, err := os.Stat(filepath.Dir(jf.Path)); err != nil {
+			return jf, fmt.Errorf("apply: %s: its directory: %w", jf.Path, err)
+		}
+		return jf, nil
+	case err != nil:
+		return jf, fmt.Errorf("apply: backing up %s: %w", jf.Path, err)
+	}
+	st, err := os.Stat(jf.Path)
+	if err != nil {
+		return jf, fmt.Errorf("apply: backing up %s: %w", jf.Path, err)
+	}
+	jf.Existed = true
+	jf.Perm = st.Mode().Perm()
+	jf.Backup = fmt.Sprintf("backup-%03d-%s", n, filepath.Base(jf.Path))
+	if err := atomicfile.Write(filepath.Join(dir, jf.Backup), 0o600, func(w io.Writer) error {
+		_, err := w.Write(old)
+		return err
+	}); err != nil {
+		return jf, fmt.Errorf("apply: backing up %s: %w", jf.Path, err)
+	}
+	return jf, nil
+}
+
+// restore puts a backup back (or removes a file that did not exist).
+func restore(dir string, jf journalFile) error {
+	if !jf.Existed {
+		if err := os.Remove(jf.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", jf.Path, err)
+		}
+		return syncDir(filepath.Dir(jf.Path))
+	}
+	old, err := os.ReadFile(filepath.Join(dir, jf.Backup))
+	if err != nil {
+		return fmt.Errorf("reading the backup of %s: %w", jf.Path, err)
+	}
+	if cur, err := os.ReadFile(jf.Path); err == nil && bytes.Equal(cur, old) {
+		return nil
+	}
+	return writeFile(File{Path: jf.Path, Data: old, Perm: jf.Perm})
+}
+
+// writeFile writes f atomically and syncs its directory.
+func writeFile(f File) error {
+	perm := f.Perm
+	if perm == 0 {
+		perm = 0o644
+	}
+	if err := atomicfile.Write(f.Path, perm, func(w io.Writer) error {
+		_, err := w.Write(f.Data)
+		return err
+	}); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(f.Path))
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}
+
+// History lists the transactions in stateDir, newest first.
+func History(stateDir string) ([]Summary, error) {
+	entries, err := os.ReadDir(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(stateDir, e.Name(), journalName))
+		if err != nil {
+			continue
+		}
+		var j journal
+		if json.Unmarshal(b, &j) != nil {
+			continue
+		}
+		s := Summary{ID: j.ID, Label: j.Label, State: j.State, Started: j.Started, Error: j.Error}
+		for _, f := range j.Files {
+			s.Files = append(s.Files, f.Path)
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].ID > out[b].ID })
+	return out, nil
+}
+
+// Summary is one transaction as History lists it.
+type Summary struct {
+	ID      string    `json:"id"`
+	Label   string    `json:"label,omitempty"`
+	State   string    `json:"state"`
+	Started time.Time `json:"started"`
+	Files   []string  `json:"files"`
+	Error   string    `json:"error,omitempty"`
+}
