@@ -1,0 +1,51 @@
+// Package nginxconf applies an nginx snippet written by stacktune audit
+// --emit (advise.Emit) to a real nginx configuration and returns the new
+// content of the files that change, for a caller to write atomically
+// (internal/atomicfile) after nginx -t.
+//
+// A snippet is a list of directives, each under a header line
+// "# --- in <context> ---" naming where it goes (ParseSnippet reads it
+// into Edits). Load reads nginx.conf and every file it includes (include
+// paths relative to the directory of nginx.conf, as with nginx -p DIR -c
+// DIR/nginx.conf; globs in lexical order without hidden files) with the
+// byte offsets of every directive, so that Apply changes only the text it
+// must and keeps everything else byte for byte: comments, blank lines,
+// indentation, quoting.
+//
+// A context names one block:
+//
+//   - "nginx main context (top of nginx.conf)": the top level;
+//   - "nginx events {}", "nginx http {}": that block, wherever it is
+//     (also inside an included file);
+//   - "nginx upstream NAME {} (FILE:LINE)": the upstream block NAME;
+//   - "nginx http>server>location / (FILE:LINE)": the block of that path
+//     that starts on that line of FILE (the path the configuration was
+//     read from; compared cleaned, absolute, or as the same file), or
+//     holds the directive on that line (the listen or access_log the
+//     audit points at); when the line no longer matches (lines moved),
+//     the block of that path in FILE spanning the line, or the only
+//     block of that path.
+//
+// A context that names no block, or more than one, is an error, and Apply
+// then returns no file at all.
+//
+// Each directive replaces the directive of the same name in its block:
+// the first one (in the block's own file or a file it includes) has its
+// text replaced in place, later ones are deleted. Some directives may
+// repeat in a block and are told apart by their first argument
+// (proxy_set_header, add_header, fastcgi_param, uwsgi_param, scgi_param,
+// grpc_set_header, set, log_format, env, load_module, include, ...;
+// header names compare case-insensitively); listen is told apart by its
+// address and port ("80", "*:80" and "0.0.0.0:80" are one). Several
+// directives of the same name for one block in a snippet replace all of
+// that name together (upstream NAME with "server unix:/run/app.sock;"
+// replaces every server of the upstream). A directive that is not there
+// yet is inserted on a line of its own before the block's closing brace,
+// indented like its siblings (inline when the brace shares its line);
+// in the main context after the last top-level directive of nginx.conf
+// before its first block (events, http).
+//
+// Applying the same edits to the result changes nothing. A change to a
+// file read more than once (included from two places) is refused, since
+// it would change every place including it.
+package nginxconf
