@@ -310,6 +310,13 @@ func (in *instance) launch(ctx context.Context, timeout time.Duration, bin strin
 	for _, l := range in.logs {
 		_ = os.Remove(l)
 	}
+	return in.relaunch(ctx, timeout, bin, args, ready)
+}
+
+// relaunch is launch without emptying the logs first: a restart appends
+// to the previous run's logs, whose last lines then show the shutdown
+// before the new start.
+func (in *instance) relaunch(ctx context.Context, timeout time.Duration, bin string, args []string, ready func(context.Context) error) error {
 	p, err := startProcess(bin, args, in.dir, in.consolePath())
 	if err != nil {
 		return err
@@ -334,12 +341,19 @@ func (in *instance) consolePath() string { return filepath.Join(in.dir, in.name+
 // startWithPortRetry calls attempt with fresh free ports until it succeeds,
 // fails for a reason other than the port being taken, or 3 tries are used.
 func startWithPortRetry(ctx context.Context, attempt func(port int) error) error {
+	return startWithPreferredPort(ctx, 0, attempt)
+}
+
+// startWithPreferredPort is startWithPortRetry trying port first (when not
+// 0), so that a restarted server keeps its address if it can.
+func startWithPreferredPort(ctx context.Context, port int, attempt func(port int) error) error {
 	const tries = 3
 	var err error
 	for i := 0; i < tries; i++ {
-		var port int
-		if port, err = freePort(); err != nil {
-			return err
+		if i > 0 || port == 0 {
+			if port, err = freePort(); err != nil {
+				return err
+			}
 		}
 		err = attempt(port)
 		if err == nil || !errors.Is(err, errAddrInUse) || ctx.Err() != nil {

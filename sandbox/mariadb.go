@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,18 +50,44 @@ type MariaDBOptions struct {
 	// InstallBinary overrides the data dir initialiser. Default:
 	// mariadb-install-db, then mysql_install_db.
 	InstallBinary string
+	// ConfigFiles makes the server read its options from files, as a
+	// packaged MariaDB does, instead of the command line: the sandbox
+	// writes Dir()/my.cnf (DefaultsFile()) with one [mysqld] section
+	// holding the managed options, the defaults and Options, in that
+	// order, followed by "!includedir Dir()/conf.d" (ConfDir(), created
+	// empty), and starts mariadbd with --defaults-file=Dir()/my.cnf as its
+	// only argument. Files added to ConfDir() (named *.cnf, with a
+	// [mysqld] section) take effect at the next Restart; CheckConfig
+	// validates them first. Values are written as given, unquoted.
+	ConfigFiles bool
+	// ServerDefaults leaves out the sandbox's small test defaults
+	// (innodb_buffer_pool_size=64M, innodb_log_file_size=8M,
+	// aria_pagecache_buffer_size=8M, key_buffer_size=8M; skip_name_resolve
+	// is kept), so that the server runs with mariadbd's compiled-in
+	// defaults, as Debian's mariadb-server package does (its
+	// 50-server.cnf sets nothing that matters for performance). InnoDB
+	// resizes the template's 8M redo log to the configured size at start.
+	ServerDefaults bool
 }
 
 // MariaDB is a running throwaway mariadbd. Root has an empty password, over
 // the unix socket and over TCP on 127.0.0.1.
 type MariaDB struct {
-	inst    instance
-	datadir string
-	socket  string
-	port    int
-	slowLog string
-	version string
-	db      *sql.DB
+	inst     instance
+	bin      string
+	datadir  string
+	socket   string
+	port     int
+	slowLog  string
+	confFile string // Dir()/my.cnf with ConfigFiles, else ""
+	confDir  string // Dir()/conf.d with ConfigFiles, else ""
+	version  string
+	db       *sql.DB
+	timeout  time.Duration
+
+	mu      sync.Mutex // serialises Restart, Stop and the process accessors
+	args    []string   // mariadbd's command line, reused by Restart and CheckConfig
+	stopped bool
 }
 
 const (
@@ -77,6 +104,12 @@ var mariadbDefaults = [][2]string{
 	{"innodb_log_file_size", mariadbTemplateRedo},
 	{"aria_pagecache_buffer_size", "8M"},
 	{"key_buffer_size", "8M"},
+	{"skip_name_resolve", ""},
+}
+
+// mariadbServerDefaults are the defaults kept with ServerDefaults: name
+// resolution only slows connections down and matters to no test.
+var mariadbServerDefaults = [][2]string{
 	{"skip_name_resolve", ""},
 }
 
@@ -150,6 +183,7 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 		return nil, err
 	}
 	m := &MariaDB{
+		bin: bin,
 		inst: instance{
 			name:  "mariadbd",
 			dir:   dir,
@@ -160,6 +194,10 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 		datadir: filepath.Join(dir, "data"),
 		socket:  filepath.Join(dir, "mysqld.sock"),
 		slowLog: filepath.Join(dir, "slow.log"),
+	}
+	if opts.ConfigFiles {
+		m.confFile = filepath.Join(dir, "my.cnf")
+		m.confDir = filepath.Join(dir, "conf.d")
 	}
 	m.inst.beforeStop = func() {
 		if m.db != nil {
@@ -191,42 +229,63 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: create tmpdir: %w", err)
 	}
+	if m.confDir != "" {
+		if err := os.MkdirAll(m.confDir, 0o755); err != nil {
+			return nil, fmt.Errorf("sandbox: create conf.d: %w", err)
+		}
+	}
 
 	cfg := mysql.NewConfig()
 	cfg.User = "root"
 	cfg.Net = "unix"
 	cfg.Addr = m.socket
 	cfg.Timeout = 2 * time.Second
+	// The driver logs every dead pooled connection it drops, which is
+	// what every connection is after a Restart; errors reach the caller
+	// anyway.
+	cfg.Logger = quietLogger{}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: MariaDB connector: %w", err)
 	}
 	m.db = sql.OpenDB(connector)
 
-	timeout := orDefault(opts.StartTimeout, mariadbStartTimeout)
+	defaults := mariadbDefaults
+	if opts.ServerDefaults {
+		defaults = mariadbServerDefaults
+	}
+	m.timeout = orDefault(opts.StartTimeout, mariadbStartTimeout)
 	err = startWithPortRetry(ctx, func(port int) error {
 		m.port = port
-		args := []string{
-			"--no-defaults", // must come first: never read /etc/mysql
-			"--datadir=" + m.datadir,
-			"--socket=" + m.socket,
-			fmt.Sprintf("--port=%d", port),
-			"--bind-address=127.0.0.1",
-			"--pid-file=" + filepath.Join(dir, "mysqld.pid"),
-			"--log-error=" + m.inst.logs[0],
-			"--tmpdir=" + tmpDir,
-			"--slow-query-log-file=" + m.slowLog,
+		options := [][2]string{
+			{"datadir", m.datadir},
+			{"socket", m.socket},
+			{"port", strconv.Itoa(port)},
+			{"bind-address", "127.0.0.1"},
+			{"pid-file", filepath.Join(dir, "mysqld.pid")},
+			{"log-error", m.inst.logs[0]},
+			{"tmpdir", tmpDir},
+			{"slow-query-log-file", m.slowLog},
 		}
 		if os.Geteuid() == 0 {
-			args = append(args, "--user=root")
+			options = append(options, [2]string{"user", "root"})
 		}
-		for _, d := range mariadbDefaults {
-			args = append(args, optionArg(d[0], d[1]))
-		}
+		options = append(options, defaults...)
 		for _, k := range keys {
-			args = append(args, optionArg(k, opts.Options[k]))
+			options = append(options, [2]string{k, opts.Options[k]})
 		}
-		return m.inst.launch(ctx, timeout, bin, args, m.db.PingContext)
+		if m.confFile != "" {
+			if err := writeMyCnf(m.confFile, m.confDir, options); err != nil {
+				return err
+			}
+			m.args = []string{"--defaults-file=" + m.confFile}
+		} else {
+			m.args = []string{"--no-defaults"} // must come first: never read /etc/mysql
+			for _, o := range options {
+				m.args = append(m.args, optionArg(o[0], o[1]))
+			}
+		}
+		return m.inst.launch(ctx, m.timeout, bin, m.args, m.db.PingContext)
 	})
 	if err != nil {
 		return nil, err
@@ -236,6 +295,34 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 	}
 	ok = true
 	return m, nil
+}
+
+// quietLogger discards go-sql-driver/mysql's log lines.
+type quietLogger struct{}
+
+func (quietLogger) Print(...any) {}
+
+// writeMyCnf writes the [mysqld] section of options to path, followed by
+// an !includedir of confDir.
+func writeMyCnf(path, confDir string, options [][2]string) error {
+	var b strings.Builder
+	b.WriteString("# Generated by the stacktune sandbox package. Files in\n# " + confDir + " are read after this one and override it.\n[mysqld]\n")
+	for _, o := range options {
+		k := strings.TrimLeft(o[0], "-")
+		if strings.ContainsAny(k+o[1], "\n\r") {
+			return fmt.Errorf("sandbox: MariaDB option %q: a value in my.cnf cannot hold a line break", o[0])
+		}
+		if o[1] == "" {
+			b.WriteString(k + "\n")
+		} else {
+			b.WriteString(k + "=" + o[1] + "\n")
+		}
+	}
+	b.WriteString("\n!includedir " + confDir + "\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("sandbox: write my.cnf: %w", err)
+	}
+	return nil
 }
 
 // Socket returns the path of the server's unix socket.
@@ -277,13 +364,121 @@ func (m *MariaDB) Version() string { return m.version }
 // default database. It is owned by the server: Stop closes it.
 func (m *MariaDB) DB() *sql.DB { return m.db }
 
-// PID returns the mariadbd process id.
-func (m *MariaDB) PID() int { return m.inst.pid() }
+// PID returns the mariadbd process id (the new process after a Restart).
+func (m *MariaDB) PID() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.inst.pid()
+}
+
+// Binary returns the path of the mariadbd binary the server runs, for
+// callers that run it themselves (for example --help --verbose).
+func (m *MariaDB) Binary() string { return m.bin }
+
+// DefaultsFile returns Dir()/my.cnf with ConfigFiles, else "".
+func (m *MariaDB) DefaultsFile() string { return m.confFile }
+
+// ConfDir returns Dir()/conf.d, the directory my.cnf includes, with
+// ConfigFiles, else "". Add *.cnf files there, then CheckConfig and
+// Restart.
+func (m *MariaDB) ConfDir() string { return m.confDir }
 
 // Stop shuts the server down (SIGTERM, then SIGKILL after a grace period),
 // closes DB() and removes the temporary directory. It is idempotent and safe
-// to call from any goroutine.
-func (m *MariaDB) Stop() error { return m.inst.stop() }
+// to call from any goroutine; a Stop during a Restart waits for it.
+func (m *MariaDB) Stop() error {
+	m.mu.Lock()
+	m.stopped = true
+	m.mu.Unlock()
+	return m.inst.stop()
+}
+
+// Restart shuts the server down gracefully (SIGTERM to its process group,
+// waiting as Stop does, SIGKILL after the grace period), keeping Dir() and
+// the data, then starts mariadbd again with the same command line: the
+// same data dir, socket and port, and with ConfigFiles my.cnf and conf.d
+// read afresh. It returns once the server answers a ping, or with an error
+// that includes the tail of the error log (the server is then down, and
+// Restart may be called again after fixing the configuration). DB() stays
+// usable: its dead connections are replaced by new ones. PID() then
+// returns the new process. The error log is appended to, not emptied.
+func (m *MariaDB) Restart(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return errors.New("sandbox: MariaDB restart: the server has been stopped")
+	}
+	if p := m.inst.proc; p != nil {
+		p.kill(m.inst.grace)
+		m.inst.proc = nil
+	}
+	if err := m.inst.relaunch(ctx, m.timeout, m.bin, m.args, m.db.PingContext); err != nil {
+		return fmt.Errorf("sandbox: MariaDB restart: %w", err)
+	}
+	var v string
+	if err := m.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		return fmt.Errorf("sandbox: MariaDB restart: SELECT VERSION(): %w", err)
+	}
+	m.version = v
+	return nil
+}
+
+// CheckConfig validates the server's configuration as the next Restart
+// would read it (with ConfigFiles, my.cnf and every file in conf.d)
+// without touching the running server: it runs the mariadbd binary with
+// the server's arguments and --help --verbose, which parses every option
+// and prints the resulting values without starting a server. MariaDB 10.11
+// has no --validate-config (MySQL 8.0's flag; given to mariadbd it is not
+// recognised as a check and mariadbd tries to start a server). An unknown
+// variable makes mariadbd exit with an error; a bad value for a plugin's
+// variable (innodb_buffer_pool_size=abc) only logs "[ERROR] ... Disabling
+// plugin" and exits 0, so every "[ERROR]" line is a failure too. The
+// error returned holds those lines.
+func (m *MariaDB) CheckConfig(ctx context.Context) error {
+	m.mu.Lock()
+	args := append(append([]string(nil), m.args...), "--help", "--verbose")
+	m.mu.Unlock()
+	var stderr strings.Builder
+	cmd := exec.CommandContext(ctx, m.bin, args...)
+	cmd.Dir = m.inst.dir
+	cmd.Stderr = &stderr
+	runErr := cmd.Run() // stdout, the help text, is discarded
+	var errLines []string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(l, "[ERROR]") || strings.Contains(l, "unknown option") {
+			errLines = append(errLines, strings.TrimSpace(l))
+		}
+	}
+	if runErr == nil && len(errLines) == 0 {
+		return nil
+	}
+	if len(errLines) == 0 {
+		errLines = tailLines(stderr.String(), logTailLines)
+	}
+	what := m.confFile
+	if what == "" {
+		what = "the command line"
+	}
+	if runErr == nil {
+		runErr = errors.New("errors reported")
+	}
+	return fmt.Errorf("sandbox: MariaDB configuration check of %s (%s %s): %w\n%s",
+		what, m.bin, strings.Join(args, " "), runErr, strings.Join(errLines, "\n"))
+}
+
+// tailLines returns up to n last non-empty lines of s.
+func tailLines(s string, n int) []string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
 
 // templateMu serialises template builds within the process; across
 // processes the atomic rename in buildTemplate is enough.

@@ -684,3 +684,183 @@ func TestMain(m *testing.M) {
 	time.Sleep(time.Minute)
 	mc.Stop()
 }
+
+// globalVar reads one variable with SHOW GLOBAL VARIABLES.
+func globalVar(t *testing.T, db *sql.DB, name string) string {
+	t.Helper()
+	var n, v string
+	if err := db.QueryRow("SHOW GLOBAL VARIABLES LIKE '"+name+"'").Scan(&n, &v); err != nil {
+		t.Fatalf("SHOW GLOBAL VARIABLES LIKE '%s': %v", name, err)
+	}
+	return v
+}
+
+func TestMariaDBConfigFiles(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	m := NewMariaDB(t, MariaDBOptions{ConfigFiles: true, Options: map[string]string{"max_connections": "50", "slow_query_log": ""}})
+	if m.DefaultsFile() != filepath.Join(m.Dir(), "my.cnf") || m.ConfDir() != filepath.Join(m.Dir(), "conf.d") {
+		t.Fatalf("DefaultsFile() = %q, ConfDir() = %q", m.DefaultsFile(), m.ConfDir())
+	}
+	if entries, err := os.ReadDir(m.ConfDir()); err != nil || len(entries) != 0 {
+		t.Fatalf("conf.d: %v, %v; want an empty directory", entries, err)
+	}
+	if !filepath.IsAbs(m.Binary()) {
+		t.Errorf("Binary() = %q, want an absolute path", m.Binary())
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", m.PID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"); len(args) != 2 || args[1] != "--defaults-file="+m.DefaultsFile() {
+		t.Errorf("mariadbd command line = %q, want only --defaults-file", args)
+	}
+	cnf, err := os.ReadFile(m.DefaultsFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"[mysqld]\n", "\ndatadir=" + m.DataDir() + "\n", "\nsocket=" + m.Socket() + "\n",
+		fmt.Sprintf("\nport=%d\n", m.Port()), "\ninnodb_buffer_pool_size=64M\n", "\nmax_connections=50\n",
+		"\nslow_query_log\n", "\n!includedir " + m.ConfDir() + "\n"} {
+		if !strings.Contains(string(cnf), want) {
+			t.Errorf("my.cnf lacks %q:\n%s", want, cnf)
+		}
+	}
+	if got := globalVar(t, m.DB(), "max_connections"); got != "50" {
+		t.Errorf("max_connections = %s, want 50 from my.cnf", got)
+	}
+	if got := globalVar(t, m.DB(), "slow_query_log"); got != "ON" {
+		t.Errorf("slow_query_log = %s, want ON from a bare option", got)
+	}
+	if err := m.CheckConfig(ctx); err != nil {
+		t.Fatalf("CheckConfig of the generated my.cnf: %v", err)
+	}
+	for _, q := range []string{"CREATE DATABASE keep", "CREATE TABLE keep.t (id INT PRIMARY KEY) ENGINE=InnoDB", "INSERT INTO keep.t VALUES (1), (2)"} {
+		if _, err := m.DB().Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	tcp := openDB(t, m.TCPDSN("keep"))
+	if err := tcp.Ping(); err != nil {
+		t.Fatal(err)
+	}
+
+	bad := filepath.Join(m.ConfDir(), "90-bad.cnf")
+	for _, c := range []struct{ name, text, want string }{
+		{"unknown variable", "[mysqld]\nno_such_variable_xyz = 1\n", "unknown variable 'no_such_variable_xyz=1'"},
+		{"bad plugin value", "[mysqld]\ninnodb_buffer_pool_size = notanumber\n", "Error while setting value 'notanumber'"},
+		{"bad server value", "[mysqld]\nmax_connections = lots\n", "lots"},
+	} {
+		t.Run("CheckConfig "+c.name, func(t *testing.T) {
+			if err := os.WriteFile(bad, []byte(c.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(bad)
+			pid := m.PID()
+			err := m.CheckConfig(ctx)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("CheckConfig = %v, want an error with %q", err, c.want)
+			}
+			t.Logf("CheckConfig: %v", err)
+			if m.PID() != pid || m.DB().Ping() != nil {
+				t.Errorf("CheckConfig disturbed the running server")
+			}
+		})
+	}
+
+	t.Run("Restart reads conf.d", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(m.ConfDir(), "50-tune.cnf"), []byte("[mysqld]\nmax_connections = 77\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CheckConfig(ctx); err != nil {
+			t.Fatalf("CheckConfig: %v", err)
+		}
+		oldPID, port := m.PID(), m.Port()
+		if err := m.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if m.PID() == oldPID || !alive(m.PID()) || alive(oldPID) {
+			t.Errorf("after Restart PID() = %d (alive %v), old %d (alive %v)", m.PID(), alive(m.PID()), oldPID, alive(oldPID))
+		}
+		if m.Port() != port {
+			t.Errorf("port changed from %d to %d", port, m.Port())
+		}
+		if got := globalVar(t, m.DB(), "max_connections"); got != "77" {
+			t.Errorf("after Restart max_connections = %s, want 77 from conf.d", got)
+		}
+		var n int
+		if err := tcp.QueryRow("SELECT COUNT(*) FROM t").Scan(&n); err != nil || n != 2 {
+			t.Errorf("after Restart, over the pool opened before it: %d rows (%v), want 2", n, err)
+		}
+	})
+
+	t.Run("Restart with a bad file fails, then recovers", func(t *testing.T) {
+		if err := os.WriteFile(bad, []byte("[mysqld]\nno_such_variable_xyz = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := m.Restart(ctx)
+		if err == nil || !strings.Contains(err.Error(), "unknown variable 'no_such_variable_xyz=1'") || !strings.Contains(err.Error(), "--- last") {
+			t.Fatalf("Restart with a bad file = %v, want the error log's tail", err)
+		}
+		if err := os.Remove(bad); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := m.DB().QueryRow("SELECT COUNT(*) FROM keep.t").Scan(&n); err != nil || n != 2 {
+			t.Errorf("after recovery: %d rows (%v), want 2", n, err)
+		}
+	})
+
+	if err := m.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Restart(ctx); err == nil {
+		t.Error("Restart after Stop succeeded")
+	}
+}
+
+func TestMariaDBServerDefaultsAndRestart(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	m := NewMariaDB(t, MariaDBOptions{ServerDefaults: true})
+	if m.ConfDir() != "" || m.DefaultsFile() != "" {
+		t.Errorf("without ConfigFiles: ConfDir() = %q, DefaultsFile() = %q", m.ConfDir(), m.DefaultsFile())
+	}
+	for name, want := range map[string]string{
+		"innodb_buffer_pool_size": "134217728", // mariadbd's compiled-in 128M
+		"innodb_log_file_size":    "100663296", // 96M: the template's 8M redo log was resized
+		"key_buffer_size":         "134217728",
+		"skip_name_resolve":       "ON",
+	} {
+		if got := globalVar(t, m.DB(), name); got != want {
+			t.Errorf("%s = %s, want %s", name, got, want)
+		}
+	}
+	for _, q := range []string{"CREATE DATABASE keep", "CREATE TABLE keep.t (id INT PRIMARY KEY) ENGINE=InnoDB", "INSERT INTO keep.t VALUES (1), (2), (3)"} {
+		if _, err := m.DB().Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := m.CheckConfig(ctx); err != nil {
+		t.Errorf("CheckConfig of a command-line configuration: %v", err)
+	}
+	oldPID := m.PID()
+	if err := m.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m.PID() == oldPID || alive(oldPID) {
+		t.Errorf("PID() = %d after Restart, old %d alive %v", m.PID(), oldPID, alive(oldPID))
+	}
+	var n int
+	if err := m.DB().QueryRow("SELECT COUNT(*) FROM keep.t").Scan(&n); err != nil || n != 3 {
+		t.Errorf("after Restart: %d rows (%v), want 3", n, err)
+	}
+	if got := globalVar(t, m.DB(), "innodb_buffer_pool_size"); got != "134217728" {
+		t.Errorf("after Restart innodb_buffer_pool_size = %s", got)
+	}
+}
