@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -36,10 +37,13 @@ type MemcachedOptions struct {
 // Memcached is a running throwaway memcached.
 type Memcached struct {
 	inst    instance
+	bin     string
+	mu      sync.Mutex // serialises Restart, Stop and the accessors
 	network string
 	addr    string
 	port    int
 	version string
+	stopped bool
 }
 
 const (
@@ -59,13 +63,18 @@ func StartMemcached(ctx context.Context, opts MemcachedOptions) (*Memcached, err
 	if err != nil {
 		return nil, err
 	}
-	m := &Memcached{inst: instance{name: "memcached", dir: dir, owned: owned, grace: memcachedGrace}}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = m.inst.stop()
-		}
-	}()
+	m := &Memcached{bin: bin, inst: instance{name: "memcached", dir: dir, owned: owned, grace: memcachedGrace}}
+	if err := m.start(ctx, opts, 0); err != nil {
+		_ = m.inst.stop()
+		return nil, err
+	}
+	return m, nil
+}
+
+// start launches memcached in m's directory with opts (whose Dir and
+// Binary are ignored), trying port first over TCP when it is not 0.
+func (m *Memcached) start(ctx context.Context, opts MemcachedOptions, port int) error {
+	dir := m.inst.dir
 	base := []string{
 		"-m", strconv.Itoa(orDefault(opts.MemoryMB, 64)),
 		"-c", strconv.Itoa(orDefault(opts.MaxConns, 1024)),
@@ -77,26 +86,60 @@ func StartMemcached(ctx context.Context, opts MemcachedOptions) (*Memcached, err
 	timeout := orDefault(opts.StartTimeout, memcachedStartTimeout)
 	attempt := func(listen []string) error {
 		args := append(append(append([]string(nil), base...), listen...), opts.ExtraArgs...)
-		return m.inst.launch(ctx, timeout, bin, args, m.ping)
+		return m.inst.launch(ctx, timeout, m.bin, args, m.ping)
 	}
+	m.port = 0
 	if opts.Socket {
 		m.network, m.addr = "unix", filepath.Join(dir, "memcached.sock")
 		if err := checkSocketPath(m.addr); err != nil {
-			return nil, err
+			return err
 		}
-		err = attempt([]string{"-s", m.addr, "-a", "0700"})
-	} else {
-		m.network = "tcp"
-		err = startWithPortRetry(ctx, func(port int) error {
-			m.port, m.addr = port, fmt.Sprintf("127.0.0.1:%d", port)
-			return attempt([]string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0"})
-		})
+		return attempt([]string{"-s", m.addr, "-a", "0700"})
 	}
-	if err != nil {
-		return nil, err
+	m.network = "tcp"
+	return startWithPreferredPort(ctx, port, func(port int) error {
+		m.port, m.addr = port, fmt.Sprintf("127.0.0.1:%d", port)
+		return attempt([]string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0"})
+	})
+}
+
+// Restart stops memcached (SIGTERM, then SIGKILL after a grace period;
+// its cache is lost) and starts it again in the same Dir() with opts,
+// which may differ from the first start's: for example Socket to move it
+// from TCP to the unix socket Dir()/memcached.sock, or other MemoryMB,
+// MaxConns or ExtraArgs. opts.Dir must be empty or Dir(); an empty
+// opts.Binary keeps the binary in use. Over TCP it keeps its previous port
+// when it had one and the port is still free, else it gets a new one:
+// read Network(), Addr(), Port() and SocketPath() again afterwards. On
+// failure the error carries the tail of memcached's log and memcached is
+// down; Restart may be called again. Stop still removes a temporary Dir().
+func (m *Memcached) Restart(ctx context.Context, opts MemcachedOptions) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return fmt.Errorf("sandbox: memcached restart: the server has been stopped")
 	}
-	ok = true
-	return m, nil
+	if opts.Dir != "" {
+		if abs, err := filepath.Abs(opts.Dir); err != nil || abs != m.inst.dir {
+			return fmt.Errorf("sandbox: memcached restart: Dir %q is not the server's %s", opts.Dir, m.inst.dir)
+		}
+	}
+	if opts.Binary != "" {
+		bin, err := lookBinary(opts.Binary, memcachedPackage, "memcached")
+		if err != nil {
+			return err
+		}
+		m.bin = bin
+	}
+	port := m.port
+	if p := m.inst.proc; p != nil {
+		p.kill(m.inst.grace)
+		m.inst.proc = nil
+	}
+	if err := m.start(ctx, opts, port); err != nil {
+		return fmt.Errorf("sandbox: memcached restart: %w", err)
+	}
+	return nil
 }
 
 // ping sends "version" and records the reply.
@@ -115,16 +158,30 @@ func (m *Memcached) ping(ctx context.Context) error {
 
 // Addr returns the address to dial: host:port for TCP, the socket path
 // for a unix socket.
-func (m *Memcached) Addr() string { return m.addr }
+func (m *Memcached) Addr() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.addr
+}
 
 // Network returns "tcp" or "unix", for net.Dial(Network(), Addr()).
-func (m *Memcached) Network() string { return m.network }
+func (m *Memcached) Network() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.network
+}
 
 // Port returns the TCP port on 127.0.0.1, or 0 with Socket.
-func (m *Memcached) Port() int { return m.port }
+func (m *Memcached) Port() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.port
+}
 
 // SocketPath returns the unix socket path, or "" without Socket.
 func (m *Memcached) SocketPath() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.network == "unix" {
 		return m.addr
 	}
@@ -132,7 +189,11 @@ func (m *Memcached) SocketPath() string {
 }
 
 // Version returns the version memcached reported, e.g. "1.6.18".
-func (m *Memcached) Version() string { return m.version }
+func (m *Memcached) Version() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.version
+}
 
 // Dir returns the server's directory.
 func (m *Memcached) Dir() string { return m.inst.dir }
@@ -141,10 +202,26 @@ func (m *Memcached) Dir() string { return m.inst.dir }
 // only log; add "-v" to ExtraArgs for more).
 func (m *Memcached) LogPath() string { return m.inst.consolePath() }
 
-// PID returns the memcached process id.
-func (m *Memcached) PID() int { return m.inst.pid() }
+// PID returns the memcached process id (the new process after a Restart).
+func (m *Memcached) PID() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.inst.pid()
+}
+
+// Binary returns the path of the memcached binary in use.
+func (m *Memcached) Binary() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.bin
+}
 
 // Stop stops memcached (SIGTERM, then SIGKILL after a grace period) and
 // removes the temporary directory. It is idempotent and safe to call from
-// any goroutine.
-func (m *Memcached) Stop() error { return m.inst.stop() }
+// any goroutine; a Stop during a Restart waits for it.
+func (m *Memcached) Stop() error {
+	m.mu.Lock()
+	m.stopped = true
+	m.mu.Unlock()
+	return m.inst.stop()
+}

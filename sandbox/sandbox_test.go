@@ -864,3 +864,66 @@ func TestMariaDBServerDefaultsAndRestart(t *testing.T) {
 		t.Errorf("after Restart innodb_buffer_pool_size = %s", got)
 	}
 }
+
+func TestMemcachedRestart(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := NewMemcached(t, MemcachedOptions{MemoryMB: 16})
+	port, pid := m.Port(), m.PID()
+	exchange(t, m.Network(), m.Addr(), "set k 0 0 5\r\nhello\r\n", "STORED")
+
+	// TCP to TCP with other options: same port, new process, empty cache.
+	if err := m.Restart(ctx, MemcachedOptions{MemoryMB: 32}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Network() != "tcp" || m.Port() != port || m.PID() == pid || alive(pid) {
+		t.Errorf("after Restart: %s port %d (was %d), pid %d (was %d, alive %v)", m.Network(), m.Port(), port, m.PID(), pid, alive(pid))
+	}
+	exchange(t, m.Network(), m.Addr(), "stats settings\r\n", fmt.Sprintf("STAT maxbytes %d\r\n", 32<<20))
+	exchange(t, m.Network(), m.Addr(), "get k\r\n", "END\r\n")
+
+	// TCP to a unix socket in the same Dir: the port is closed.
+	dir := m.Dir()
+	if err := m.Restart(ctx, MemcachedOptions{Socket: true, ExtraArgs: []string{"-t", "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Network() != "unix" || m.SocketPath() != filepath.Join(dir, "memcached.sock") || m.Port() != 0 || m.Dir() != dir || m.Addr() != m.SocketPath() {
+		t.Fatalf("after Restart with Socket: Network %q, SocketPath %q, Port %d, Dir %q", m.Network(), m.SocketPath(), m.Port(), m.Dir())
+	}
+	exchange(t, "unix", m.SocketPath(), "stats settings\r\n", "STAT num_threads 2\r\n")
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		c.Close()
+		t.Errorf("port %d still answers after moving to the socket", port)
+	}
+
+	// And back to TCP.
+	if err := m.Restart(ctx, MemcachedOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Network() != "tcp" || m.Port() == 0 || m.SocketPath() != "" {
+		t.Fatalf("back to TCP: Network %q, Port %d, SocketPath %q", m.Network(), m.Port(), m.SocketPath())
+	}
+	exchange(t, m.Network(), m.Addr(), "version\r\n", "VERSION "+m.Version())
+
+	// A bad option fails with memcached's own message; a good one recovers.
+	if err := m.Restart(ctx, MemcachedOptions{ExtraArgs: []string{"-o", "no_such_option_xyz"}}); err == nil || !strings.Contains(err.Error(), "did not start") {
+		t.Fatalf("Restart with a bad option: %v", err)
+	}
+	if err := m.Restart(ctx, MemcachedOptions{Dir: "/elsewhere"}); err == nil || !strings.Contains(err.Error(), "is not the server's") {
+		t.Fatalf("Restart in another Dir: %v", err)
+	}
+	if err := m.Restart(ctx, MemcachedOptions{Socket: true}); err != nil {
+		t.Fatal(err)
+	}
+	exchange(t, m.Network(), m.Addr(), "version\r\n", "VERSION")
+	if err := m.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Stop after Restart left %s (%v)", dir, err)
+	}
+	if err := m.Restart(ctx, MemcachedOptions{}); err == nil {
+		t.Error("Restart after Stop succeeded")
+	}
+}
