@@ -14,9 +14,11 @@
 // system configuration: each one gets its own short temporary directory
 // (for example /tmp/st-123456789) that holds its configuration, data, logs,
 // pid file and unix socket, and it listens only on a free loopback port
-// (127.0.0.1) picked at start. MariaDB always runs with --no-defaults, so
-// /etc/mysql is never read; nginx gets its own configuration file, prefix and
-// startup error log. A MariaDB or Redis already running on the standard
+// (127.0.0.1) picked at start. MariaDB runs with --no-defaults and its
+// options on the command line, or with MariaDBOptions.ConfigFiles with
+// --defaults-file=Dir()/my.cnf (which includes Dir()/conf.d), so /etc/mysql
+// is never read; nginx gets its own configuration file, prefix and startup
+// error log. A MariaDB or Redis already running on the standard
 // ports is neither used nor disturbed.
 //
 // # Lifecycle
@@ -39,6 +41,24 @@
 // so that they die with the process that started them, for example when a
 // test binary is killed; that covers the server's main process, while
 // helper processes such as nginx workers rely on Stop.
+//
+// # Changing a running server's configuration
+//
+// The demo and the tests change a server's configuration the way an
+// operator does, and check it first:
+//
+//   - MariaDB with ConfigFiles: add a *.cnf file to ConfDir(), validate
+//     it with CheckConfig (mariadbd --help --verbose on the same files;
+//     MariaDB 10.11 has no --validate-config), then Restart, which stops
+//     the server gracefully and starts it again on the same data dir,
+//     socket and port. DB() reconnects by itself. ServerDefaults gives
+//     mariadbd's compiled-in defaults, as a packaged server has, instead
+//     of the sandbox's small ones.
+//   - nginx: edit ConfigPath() (or check a candidate file with
+//     TestConfig), validate with Test (nginx -t), then Reload (SIGHUP).
+//   - memcached has no configuration file: Restart it with other
+//     MemcachedOptions, for example Socket to move it from TCP to a unix
+//     socket in the same Dir().
 //
 // The test helpers NewMariaDB, NewNginx, NewMemcached and NewRedis start a
 // server, register its Stop with t.Cleanup and call t.Fatal with the full

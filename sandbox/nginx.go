@@ -194,14 +194,45 @@ func StartNginx(ctx context.Context, opts NginxOptions) (*Nginx, error) {
 }
 
 // test runs nginx -t on the current configuration.
-func (n *Nginx) test(ctx context.Context) error {
-	args := append(append([]string(nil), n.args...), "-t")
+func (n *Nginx) test(ctx context.Context) error { return n.testFile(ctx, n.conf) }
+
+// testFile runs nginx -t on the configuration file path, with the
+// server's prefix, error log and global directives.
+func (n *Nginx) testFile(ctx context.Context, path string) error {
+	args := append([]string(nil), n.args...)
+	for i := range args {
+		if args[i] == "-c" && i+1 < len(args) {
+			args[i+1] = path
+		}
+	}
+	args = append(args, "-t")
 	out, err := exec.CommandContext(ctx, n.bin, args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("sandbox: nginx -t %s: %w\n%s", n.conf, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("sandbox: nginx -t %s: %w\n%s", path, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
+
+// Test validates ConfigPath() with nginx -t, run with the server's prefix
+// (-p Prefix()), startup error log and global directives (-g "daemon off;
+// pid ...;" as at start), without signalling the running nginx. The error
+// holds nginx's output, e.g. `unknown directive "bogus" in
+// /tmp/st-1/nginx.conf:12`. Reload runs the same check first.
+func (n *Nginx) Test(ctx context.Context) error { return n.test(ctx) }
+
+// TestConfig is Test for another file: a candidate configuration checked
+// before it replaces ConfigPath(). Relative paths in it resolve against
+// Prefix(), as they would once it is in place. It must not repeat the
+// global directives the sandbox passes with -g (daemon, and pid unless
+// the original configuration had its own).
+func (n *Nginx) TestConfig(ctx context.Context, path string) error { return n.testFile(ctx, path) }
+
+// Binary returns the path of the nginx binary the server runs.
+func (n *Nginx) Binary() string { return n.bin }
+
+// Prefix returns the prefix path given to nginx with -p: Dir() with a
+// trailing slash.
+func (n *Nginx) Prefix() string { return n.inst.dir + "/" }
 
 // get performs GET URL(); any HTTP response counts as success.
 func (n *Nginx) get(ctx context.Context) error {

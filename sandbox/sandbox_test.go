@@ -927,3 +927,66 @@ func TestMemcachedRestart(t *testing.T) {
 		t.Error("Restart after Stop succeeded")
 	}
 }
+
+func TestNginxTest(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conf := `    server {
+        listen 127.0.0.1:{{PORT}};
+        location / { return 200 "first\n"; }
+    }
+`
+	n := NewNginx(t, NginxOptions{HTTPConfig: conf})
+	if !filepath.IsAbs(n.Binary()) || n.Prefix() != n.Dir()+"/" {
+		t.Errorf("Binary() = %q, Prefix() = %q", n.Binary(), n.Prefix())
+	}
+	if err := n.Test(ctx); err != nil {
+		t.Fatalf("Test of the running configuration: %v", err)
+	}
+	good, err := os.ReadFile(n.ConfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	workers := childPIDs(n.PID())
+	body := func() string {
+		t.Helper()
+		resp, err := http.Get(n.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+
+	// A candidate beside the live file: checked, nothing reloaded.
+	candidate := filepath.Join(n.Dir(), "candidate.conf")
+	if err := os.WriteFile(candidate, []byte(strings.Replace(string(good), `"first\n"`, `"second\n"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.TestConfig(ctx, candidate); err != nil {
+		t.Fatalf("TestConfig of a good candidate: %v", err)
+	}
+	broken := strings.Replace(string(good), "return 200", "bogus_directive 200", 1)
+	if err := os.WriteFile(candidate, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.TestConfig(ctx, candidate); err == nil || !strings.Contains(err.Error(), `unknown directive "bogus_directive" in `+candidate) {
+		t.Fatalf("TestConfig of a broken candidate: %v", err)
+	}
+
+	// The live file broken: Test fails and the running nginx is untouched.
+	if err := os.WriteFile(n.ConfigPath(), []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Test(ctx); err == nil || !strings.Contains(err.Error(), `unknown directive "bogus_directive"`) {
+		t.Fatalf("Test of a broken config: %v", err)
+	}
+	if got := body(); got != "first\n" {
+		t.Errorf("after Test: body %q, want first", got)
+	}
+	if now := childPIDs(n.PID()); fmt.Sprint(now) != fmt.Sprint(workers) {
+		t.Errorf("workers changed from %v to %v: Test reloaded nginx", workers, now)
+	}
+}
