@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,7 +141,7 @@ func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io
 		return err
 	}
 	if store != nil {
-		for _, r := range historyRuns(sum) {
+		for _, r := range history.FromSummary(sum) {
 			if _, herr := store.Add(ctx, &r); herr != nil {
 				return fmt.Errorf("recording the run in the history: %w", herr)
 			}
@@ -169,22 +168,3 @@ func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io
 	return nil
 }
 
-// historyRuns turns a summary into one history record per run.
-func historyRuns(s *loadtest.Summary) []history.Run {
-	runs := s.Runs
-	if len(runs) == 0 {
-		runs = []loadtest.RunResult{s.RunResult}
-	}
-	ms := func(v float64) time.Duration { return time.Duration(v * 1e6) }
-	var out []history.Run
-	for _, r := range runs {
-		details, _ := json.Marshal(r) // plain data: cannot fail
-		out = append(out, history.Run{
-			Label: s.Label, Started: r.Started, Target: s.Target, Scenario: s.Scenario,
-			Score: r.Score, Passed: r.Passed, Requests: r.Requests, Errors: r.Errors, RPS: r.RPS,
-			P50: ms(r.LatencyMS.P50), P90: ms(r.LatencyMS.P90), P99: ms(r.LatencyMS.P99), Max: ms(r.LatencyMS.Max),
-			Details: details,
-		})
-	}
-	return out
-}
