@@ -167,4 +167,3 @@ func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io
 	}
 	return nil
 }
-
