@@ -368,6 +368,9 @@ func (c *Config) Apply(edits []Edit) (map[string][]byte, error) {
 		}
 		if len(existing) == 0 {
 			f, pos, indent, inline := c.insertPoint(g.block)
+			if defineFirst[g.name] {
+				f, pos, indent, inline = c.firstPoint(g.block)
+			}
 			for _, l := range g.lines {
 				add(f, insertText(f, pos, indent, inline, l, g.ctx))
 			}
@@ -435,11 +438,11 @@ func splice(f *file, list []op) ([]byte, error) {
 }
 
 // insertText builds the insertion of line at pos: on a line of its own
-// with indent, or inline (" line " before a '}' or after a ';' that has
-// more on its line).
+// with indent, or inline (" line" right after a ';', else "line " before
+// a '}' or a directive).
 func insertText(f *file, pos int, indent string, inline bool, line, why string) op {
 	if inline {
-		if pos >= len(f.data) || f.data[pos] != '}' {
+		if pos > 0 && f.data[pos-1] == ';' {
 			return op{start: pos, end: pos, text: " " + line, why: why}
 		}
 		t := line + " "
@@ -569,6 +572,29 @@ func (c *Config) insertPoint(b *node) (f *file, pos int, indent string, inline b
 		return f, lineStart(data, b.close), indent, false
 	}
 	return f, b.close, "", true
+}
+
+// defineFirst are the directives that name something later directives
+// use when nginx reads them (access_log needs its log_format defined
+// above it, also in the servers of included files): a new one goes first
+// in its block.
+var defineFirst = map[string]bool{"log_format": true}
+
+// firstPoint is where a new directive goes first in block b: before the
+// block's first directive in its own file, indented like it.
+func (c *Config) firstPoint(b *node) (f *file, pos int, indent string, inline bool) {
+	if b != c.root {
+		for _, k := range b.kids {
+			if k.f != b.f {
+				continue
+			}
+			if ind, alone := indentOf(k.f.data, k.start); alone {
+				return k.f, lineStart(k.f.data, k.start), ind, false
+			}
+			return k.f, k.start, "", true
+		}
+	}
+	return c.insertPoint(b)
 }
 
 // indentUnit guesses a file's indentation step from its first indented

@@ -39,6 +39,12 @@ expires 1h;
 # --- in nginx http>server (testdata/debian/sites-enabled/default:22) ---
 listen 80 default_server backlog=4096;
 `},
+	{"log-format-before-its-use", "debian", `
+# --- in nginx http {} ---
+log_format timed '$remote_addr [$time_local] "$request" $status $request_time';
+# --- in nginx http {} (testdata/debian/nginx.conf:42) ---
+access_log logs/access.log timed;
+`},
 	{"http-in-included-file", "isucon", `
 # --- in nginx http {} ---
 log_format ltsv "time:$time_local\thost:$remote_addr\treq:$request\tstatus:$status\treqtime:$request_time";
