@@ -119,3 +119,23 @@ func TestRedisMaxmemory(t *testing.T) {
 		}, fires: false},
 	})
 }
+
+func TestMemcachedWriteOnRead(t *testing.T) {
+	sets := func(n string) func(s *collect.Snapshot) {
+		return func(s *collect.Snapshot) { s.Memcached.Stats["cmd_set"] = n }
+	}
+	runRuleCases(t, memcachedWriteOnRead, []ruleCase{
+		{name: "no cmd_set stat: silent", snap: cacheSnap, fires: false},
+		{name: "sets on misses only: silent", snap: cacheSnap, setup: sets("5000"), fires: false},
+		{name: "a set per hit: multi-get, set on miss, TTL", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.Stats["cmd_set"] = 95000, 5000, "100000"
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			wantText(t, fs[0].Change.Value, "multi-get")
+			wantText(t, fs[0].Title, "1.05 sets per hit")
+		}},
+		{name: "too few gets to judge: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.GetHits, s.Memcached.Stats["cmd_set"] = 500, "600"
+		}, fires: false},
+	})
+}

@@ -679,3 +679,25 @@ func TestRemoteDatabase(t *testing.T) {
 		t.Errorf("NotSeen: %q", res.NotSeen)
 	}
 }
+
+func TestMySQLUnixSocket(t *testing.T) {
+	local := func(in, out int) func(s *collect.Snapshot) {
+		return func(s *collect.Snapshot) {
+			setVar(s, "port", "3306")
+			setVar(s, "socket", "/run/mysqld/mysqld.sock")
+			s.Linux.TCP.Established.ByLocalPort[3306] = in
+			s.Linux.TCP.Established.ByRemotePort[3306] = out
+		}
+	}
+	runRuleCases(t, mysqlUnixSocket, []ruleCase{
+		{name: "no TCP clients: silent", setup: local(0, 0), fires: false},
+		{name: "remote clients only: silent", setup: local(40, 0), fires: false},
+		{name: "this host's app over loopback TCP (seed 000): the socket", setup: local(12, 12), fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantChange(t, fs, "address", "unix(/run/mysqld/mysqld.sock)")
+				wantText(t, fs[0].Title, "12 connections")
+			}},
+		{name: "local and remote clients: the local ones counted", setup: local(50, 8), fires: true,
+			check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Title, "8 connections") }},
+	})
+}

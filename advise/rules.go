@@ -41,6 +41,7 @@ var Rules = []Rule{
 	mysqlQueryCache,
 	mysqlPerformanceSchema,
 	mysqlSlowLog,
+	mysqlUnixSocket,
 	// Linux
 	linuxPortRange,
 	linuxTWBuckets,
@@ -70,6 +71,7 @@ var Rules = []Rule{
 	memcachedEvictions,
 	memcachedConnections,
 	memcachedUnixSocket,
+	memcachedWriteOnRead,
 	// Redis
 	redisEvictions,
 	redisHitRatio,

@@ -1,0 +1,47 @@
+package advise
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// memcached-write-on-read: a client that writes a value back after every
+// read, hit or miss, doubles the round trips and keeps every item alive
+// forever; one that fetches a page's keys one get at a time pays a round
+// trip per key (seed 004: set only what is read many times, TTL ≤ 1 h,
+// multi-gets).
+var memcachedWriteOnRead = ruleFunc{"memcached-write-on-read", LayerMemcached, checkMemcachedWriteOnRead}
+
+const (
+	writeOnReadMinGets = 1000
+	writeOnReadRatio   = 0.9 // sets per hit
+)
+
+func checkMemcachedWriteOnRead(c *Context) []Finding {
+	m := c.Memcached
+	if m == nil || m.GetHits < writeOnReadMinGets {
+		return nil
+	}
+	sets, err := strconv.ParseInt(m.Stats["cmd_set"], 10, 64)
+	if err != nil {
+		return nil
+	}
+	ratio := float64(sets) / float64(m.GetHits)
+	if ratio < writeOnReadRatio {
+		return nil
+	}
+	src := sinceStart("memcached stats", m.UptimeSec)
+	return []Finding{{
+		ID:       "memcached-write-on-read",
+		Title:    fmt.Sprintf("memcached gets %.2f sets per hit: values are written back on every read", ratio),
+		Severity: Warning,
+		Evidence: []Evidence{ev("cmd_set", fmt.Sprint(sets), "sets", src), ev("get_hits", fmt.Sprint(m.GetHits), "gets", src),
+			ev("get_misses", fmt.Sprint(m.GetMisses), "gets", src), ev("sets per hit", fmt.Sprintf("%.2f", ratio), "", "cmd_set / get_hits")},
+		Change: &Change{Kind: KindCode, Target: "application cache client", Name: "cache reads",
+			Current: "get one key per round trip, set after every read",
+			Value:   "one multi-get (get k1 k2 ...) per page, set (or add) only on a miss, with a TTL of at most an hour", Direction: Set},
+		Effect: "a hit costs one round trip instead of two, a page's keys come in one round trip instead of one per key, and items expire instead of living forever",
+		Risk:   Risk{Note: "a change to the application's code: values cached without a TTL before the change stay until evicted or flushed"},
+		Source: "seed 004 (cache what is read many times, TTL ≤ 1 h, get_multi)",
+	}}
+}
