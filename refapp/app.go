@@ -20,24 +20,44 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// Config says where the app listens and what it talks to.
+// Config says where the app listens and what it talks to. As a file
+// (LoadConfig, Write) it is a JSON object with the keys in the field tags,
+// for example:
+//
+//	{
+//	  "listen": "unix:/tmp/st-1/app.sock",
+//	  "dsn": "root@unix(/tmp/st-2/mysqld.sock)/refapp",
+//	  "memcached": "/tmp/st-3/memcached.sock",
+//	  "cache_batch": true
+//	}
 type Config struct {
 	// Listen is "host:port" (default "127.0.0.1:0", a free port) or
 	// "unix:/path/to.sock".
-	Listen string
+	Listen string `json:"listen"`
 	// DSN is a go-sql-driver/mysql DSN selecting the generated database,
 	// over TCP (root@tcp(127.0.0.1:3306)/refapp) or a unix socket
 	// (root@unix(/run/mysqld/mysqld.sock)/refapp). parseTime is forced on.
-	DSN string
+	DSN string `json:"dsn"`
 	// Memcached is "" for no cache, host:port for TCP, or a socket path
 	// (starting with '/').
-	Memcached string
+	Memcached string `json:"memcached"`
+	// CacheBatch fixes the cache's deliberate faults: each page fetches
+	// the users it shows with one multi-get (get k1 k2 ...), writes a
+	// user back only on a miss, with a TTL of CacheTTL seconds. False (the
+	// default) keeps the first version's one get and one set per user
+	// shown, with no expiry. Pages are the same either way.
+	CacheBatch bool `json:"cache_batch"`
 }
+
+// CacheTTL is the expiry, in seconds, of the users cached with
+// Config.CacheBatch: an hour.
+const CacheTTL = 3600
 
 // Server is a running reference app.
 type Server struct {
 	db       *sql.DB
 	mc       *mcClient
+	batch    bool // Config.CacheBatch
 	ln       net.Listener
 	srv      *http.Server
 	network  string
@@ -66,7 +86,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		db.Close()
 		return nil, fmt.Errorf("refapp: database: %w", err)
 	}
-	s := &Server{db: db, sessions: make(map[string]int), done: make(chan struct{})}
+	s := &Server{db: db, batch: cfg.CacheBatch, sessions: make(map[string]int), done: make(chan struct{})}
 	if cfg.Memcached != "" {
 		s.mc = newMC(cfg.Memcached)
 		if _, err := s.mc.get("refapp:ping"); err != nil && !errors.Is(err, errCacheMiss) {
@@ -322,10 +342,18 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/login", http.StatusFound)
 }
 
-// user returns user id, through memcached when configured: one get per
-// user, and a set after every read, hit or miss, with no expiry.
+// user returns user id, through memcached when configured: by default one
+// get per user, and a set after every read, hit or miss, with no expiry;
+// with CacheBatch as usersBatch does.
 func (s *Server) user(ctx context.Context, id int) (*User, error) {
-	key := "user:" + strconv.Itoa(id)
+	if s.batch {
+		users, err := s.usersBatch(ctx, []int{id})
+		if err != nil {
+			return nil, err
+		}
+		return users[id], nil
+	}
+	key := userKey(id)
 	if s.mc != nil {
 		if v, err := s.mc.get(key); err == nil {
 			if u, ok := decodeUser(v); ok {
@@ -342,6 +370,86 @@ func (s *Server) user(ctx context.Context, id int) (*User, error) {
 		s.mc.set(key, encodeUser(&u), 0)
 	}
 	return &u, nil
+}
+
+func userKey(id int) string { return "user:" + strconv.Itoa(id) }
+
+// userRef asks for user id to be stored in *dst.
+type userRef struct {
+	id  int
+	dst **User
+}
+
+// resolveUsers fills in the users refs ask for. By default it is the first
+// version's loop, one user (one get and one set) per ref, duplicates
+// included; with CacheBatch it is one usersBatch of the distinct ids.
+func (s *Server) resolveUsers(ctx context.Context, refs []userRef) error {
+	if !s.batch {
+		for _, r := range refs {
+			u, err := s.user(ctx, r.id)
+			if err != nil {
+				return err
+			}
+			*r.dst = u
+		}
+		return nil
+	}
+	ids := make([]int, len(refs))
+	for i, r := range refs {
+		ids[i] = r.id
+	}
+	users, err := s.usersBatch(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		*r.dst = users[r.id]
+	}
+	return nil
+}
+
+// usersBatch returns the users ids (duplicates allowed) by id: the cached
+// ones with one multi-get, the others from the database, each then cached
+// with set and a TTL of CacheTTL. A failing cache counts as all misses.
+func (s *Server) usersBatch(ctx context.Context, ids []int) (map[int]*User, error) {
+	users := make(map[int]*User, len(ids))
+	var distinct []int
+	seen := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			distinct = append(distinct, id)
+		}
+	}
+	missing := distinct
+	if s.mc != nil && len(distinct) > 0 {
+		keys := make([]string, len(distinct))
+		for i, id := range distinct {
+			keys[i] = userKey(id)
+		}
+		vals, _ := s.mc.getMulti(keys)
+		missing = nil
+		for i, id := range distinct {
+			if v, ok := vals[keys[i]]; ok {
+				if u, ok := decodeUser(v); ok && u.ID == id {
+					users[id] = u
+					continue
+				}
+			}
+			missing = append(missing, id)
+		}
+	}
+	for _, id := range missing {
+		var u User
+		if err := s.db.QueryRowContext(ctx, qUserByID, id).Scan(&u.ID, &u.AccountName, &u.NickName, &u.Email); err != nil {
+			return nil, err
+		}
+		users[id] = &u
+		if s.mc != nil {
+			s.mc.set(userKey(id), encodeUser(&u), CacheTTL)
+		}
+	}
+	return users, nil
 }
 
 func encodeUser(u *User) []byte {
@@ -472,7 +580,10 @@ func (s *Server) friendList(ctx context.Context, id int) ([]int, []time.Time, er
 	return ids, at, rows.Err()
 }
 
-func (s *Server) footprintList(ctx context.Context, id, limit int) ([]Footprint, error) {
+// footprintList returns user id's footprints. The owners are appended to
+// refs for the caller to resolve with the rest of its page, or resolved
+// here when refs is nil.
+func (s *Server) footprintList(ctx context.Context, id, limit int, refs *[]userRef) ([]Footprint, error) {
 	rows, err := s.db.QueryContext(ctx, qFootprints, id, limit)
 	if err != nil {
 		return nil, err
@@ -493,12 +604,17 @@ func (s *Server) footprintList(ctx context.Context, id, limit int) ([]Footprint,
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	var own []userRef
+	if refs == nil {
+		refs = &own
+	}
 	for i, o := range owners {
-		u, err := s.user(ctx, o)
-		if err != nil {
+		*refs = append(*refs, userRef{o, &fps[i].Owner})
+	}
+	if refs == &own {
+		if err := s.resolveUsers(ctx, own); err != nil {
 			return nil, err
 		}
-		fps[i].Owner = u
 	}
 	return fps, nil
 }
@@ -547,10 +663,10 @@ func (s *Server) home(ctx context.Context, me *User) (*homePage, error) {
 	if p.CommentsForMe, err = s.queryComments(ctx, qCommentsForMe, me.ID); err != nil {
 		return nil, err
 	}
+	// The users shown are collected in refs and resolved at the end.
+	var refs []userRef
 	for _, c := range p.CommentsForMe {
-		if c.Author, err = s.user(ctx, c.UserID); err != nil {
-			return nil, err
-		}
+		refs = append(refs, userRef{c.UserID, &c.Author})
 	}
 	latest, err := s.queryEntries(ctx, qLatestEntries)
 	if err != nil {
@@ -564,9 +680,7 @@ func (s *Server) home(ctx context.Context, me *User) (*homePage, error) {
 		if !ok {
 			continue
 		}
-		if e.Author, err = s.user(ctx, e.UserID); err != nil {
-			return nil, err
-		}
+		refs = append(refs, userRef{e.UserID, &e.Author})
 		p.FriendEntries = append(p.FriendEntries, e)
 		if len(p.FriendEntries) >= 10 {
 			break
@@ -598,12 +712,7 @@ func (s *Server) home(ctx context.Context, me *User) (*homePage, error) {
 				continue
 			}
 		}
-		if c.Author, err = s.user(ctx, c.UserID); err != nil {
-			return nil, err
-		}
-		if c.EntryOwner, err = s.user(ctx, es[0].UserID); err != nil {
-			return nil, err
-		}
+		refs = append(refs, userRef{c.UserID, &c.Author}, userRef{es[0].UserID, &c.EntryOwner})
 		p.FriendComments = append(p.FriendComments, c)
 		if len(p.FriendComments) >= 10 {
 			break
@@ -618,7 +727,10 @@ func (s *Server) home(ctx context.Context, me *User) (*homePage, error) {
 		seen[f] = true
 	}
 	p.Friends = len(seen)
-	if p.Footprints, err = s.footprintList(ctx, me.ID, 10); err != nil {
+	if p.Footprints, err = s.footprintList(ctx, me.ID, 10, &refs); err != nil {
+		return nil, err
+	}
+	if err := s.resolveUsers(ctx, refs); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -726,11 +838,13 @@ func (s *Server) entry(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	for _, c := range comments {
-		if c.Author, err = s.user(ctx, c.UserID); err != nil {
-			s.fail(w, err)
-			return
-		}
+	refs := make([]userRef, len(comments))
+	for i, c := range comments {
+		refs[i] = userRef{c.UserID, &c.Author}
+	}
+	if err := s.resolveUsers(ctx, refs); err != nil {
+		s.fail(w, err)
+		return
 	}
 	if err := s.markFootprint(ctx, owner.ID, me.ID); err != nil {
 		s.fail(w, err)
@@ -765,7 +879,7 @@ func (s *Server) footprints(w http.ResponseWriter, r *http.Request) {
 	if me == nil {
 		return
 	}
-	fps, err := s.footprintList(r.Context(), me.ID, 50)
+	fps, err := s.footprintList(r.Context(), me.ID, 50, nil)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -784,14 +898,15 @@ func (s *Server) friends(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	list := make([]Friend, 0, len(ids))
-	for i, id := range ids { // one cache get (and set) per friend
-		u, err := s.user(ctx, id)
-		if err != nil {
-			s.fail(w, err)
-			return
-		}
-		list = append(list, Friend{User: u, CreatedAt: at[i]})
+	list := make([]Friend, len(ids))
+	refs := make([]userRef, len(ids))
+	for i, id := range ids { // by default one cache get (and set) per friend
+		list[i].CreatedAt = at[i]
+		refs[i] = userRef{id, &list[i].User}
+	}
+	if err := s.resolveUsers(ctx, refs); err != nil {
+		s.fail(w, err)
+		return
 	}
 	s.render(w, http.StatusOK, "friends", list)
 }

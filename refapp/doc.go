@@ -19,7 +19,11 @@
 // (host:port, or "unix:/path" for a unix socket), talks to MySQL/MariaDB
 // through Config.DSN (TCP or unix socket, go-sql-driver/mysql syntax) and,
 // when Config.Memcached is set, caches users in memcached (host:port or a
-// socket path) through a minimal text-protocol client. Sessions live in
+// socket path) through a minimal text-protocol client, naively by default
+// and batched with Config.CacheBatch (see below); Server.CacheStats counts
+// the client's round trips, gets, keys requested, hits and sets, so a test
+// or the demo can show the batching.
+// Sessions live in
 // the server's memory, keyed by a random id in the refapp_session cookie.
 // Every page but /login and /initialize needs a session and redirects to
 // /login (302) without one.
@@ -80,8 +84,12 @@
 //     index on footprints (user_id, created_at).
 //   - The memcached cache fetches one user at a time (one round trip per
 //     row) although a multi-get exists, writes the value back with set on
-//     every read, hit or miss, and never expires it. Fix: one multi-get per
-//     page, set (or add) only on a miss, a TTL of an hour at most (004).
+//     every read, hit or miss, and never expires it: the home page makes
+//     about a hundred round trips. Fix: one multi-get per page, set (or
+//     add) only on a miss, a TTL of an hour at most (004), which is what
+//     Config.CacheBatch switches on (TTL CacheTTL, 3600 s): two round
+//     trips on a warm cache (the session's user, then the page's users),
+//     the same HTML. The database lookups of the misses stay one per user.
 //   - Everything over TCP on loopback: the app reaches MariaDB and
 //     memcached through host:port, and nginx would reach the app the same
 //     way. Fix: unix sockets for all three (Config.Listen "unix:...",

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,13 +18,17 @@ import (
 var errCacheMiss = errors.New("refapp: cache miss")
 
 // mcClient is a minimal memcached text-protocol client (get, multi-get,
-// set) with a small pool of connections. The app keeps the first
-// version's habits on top of it: one get per item although getMulti
-// exists, and a set after every read.
+// set) with a small pool of connections, counting what it sends. By
+// default the app keeps the first version's habits on top of it: one get
+// per item although getMulti exists, and a set after every read
+// (Config.CacheBatch fixes both).
 type mcClient struct {
 	network, addr string
 	mu            sync.Mutex
 	idle          []*mcConn
+
+	// Counters behind Server.CacheStats.
+	roundTrips, gets, keys, hits, sets atomic.Int64
 }
 
 type mcConn struct {
@@ -89,6 +94,7 @@ func (m *mcClient) do(f func(*mcConn) error) error {
 		return err
 	}
 	c.c.SetDeadline(time.Now().Add(2 * time.Second))
+	m.roundTrips.Add(1)
 	err = f(c)
 	m.release(c, err)
 	return err
@@ -114,6 +120,9 @@ func (m *mcClient) getMulti(keys []string) (map[string][]byte, error) {
 	if len(keys) == 0 {
 		return vals, nil
 	}
+	m.gets.Add(1)
+	m.keys.Add(int64(len(keys)))
+	defer func() { m.hits.Add(int64(len(vals))) }()
 	err := m.do(func(c *mcConn) error {
 		if _, err := fmt.Fprintf(c.rw, "get %s\r\n", strings.Join(keys, " ")); err != nil {
 			return err
@@ -149,6 +158,7 @@ func (m *mcClient) getMulti(keys []string) (map[string][]byte, error) {
 
 // set stores value under key for ttl seconds (0: no expiry).
 func (m *mcClient) set(key string, value []byte, ttl int) error {
+	m.sets.Add(1)
 	return m.do(func(c *mcConn) error {
 		if _, err := fmt.Fprintf(c.rw, "set %s 0 %d %d\r\n", key, ttl, len(value)); err != nil {
 			return err
@@ -167,4 +177,34 @@ func (m *mcClient) set(key string, value []byte, ttl int) error {
 		}
 		return nil
 	})
+}
+
+// CacheStats counts what the app asked of memcached since Start (the
+// start-up probe included): how well it batches is RoundTrips per page.
+type CacheStats struct {
+	// RoundTrips is the number of commands sent and answered, one per
+	// network round trip: a get (of one key or many) or a set.
+	RoundTrips int64 `json:"round_trips"`
+	// Gets is the number of get commands, Keys the keys they asked for,
+	// Hits the keys found.
+	Gets int64 `json:"gets"`
+	Keys int64 `json:"keys"`
+	Hits int64 `json:"hits"`
+	// Sets is the number of set commands.
+	Sets int64 `json:"sets"`
+}
+
+// CacheStats returns the memcached client's counters; all zero when
+// Config.Memcached is empty.
+func (s *Server) CacheStats() CacheStats {
+	if s.mc == nil {
+		return CacheStats{}
+	}
+	return CacheStats{
+		RoundTrips: s.mc.roundTrips.Load(),
+		Gets:       s.mc.gets.Load(),
+		Keys:       s.mc.keys.Load(),
+		Hits:       s.mc.hits.Load(),
+		Sets:       s.mc.sets.Load(),
+	}
 }
