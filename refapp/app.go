@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -52,6 +53,41 @@ type Config struct {
 // CacheTTL is the expiry, in seconds, of the users cached with
 // Config.CacheBatch: an hour.
 const CacheTTL = 3600
+
+// LoadConfig reads a Config from the JSON file at path. Unknown keys are
+// an error, so that a misspelt setting is not silently ignored; missing
+// keys keep their zero values.
+func LoadConfig(path string) (Config, error) {
+	var cfg Config
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("refapp: config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return Config{}, fmt.Errorf("refapp: config %s: %w", path, err)
+	}
+	if dec.More() {
+		return Config{}, fmt.Errorf("refapp: config %s: data after the JSON object", path)
+	}
+	return cfg, nil
+}
+
+// Write writes c to path as indented JSON (every key present), mode 0600
+// since the DSN may hold a password. It writes in place: writing a
+// temporary file and renaming it over path, for readers that must never
+// see half a file, is the caller's job.
+func (c Config) Write(path string) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("refapp: config: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("refapp: config: %w", err)
+	}
+	return nil
+}
 
 // Server is a running reference app.
 type Server struct {

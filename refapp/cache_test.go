@@ -6,6 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,4 +125,49 @@ func exchangeLine(t *testing.T, mc *sandbox.Memcached, req string) string {
 		t.Fatalf("reply to %q: %v", req, err)
 	}
 	return strings.TrimRight(line, "\r\n")
+}
+
+func TestConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "refapp.json")
+	cfg := Config{Listen: "unix:/tmp/app.sock", DSN: "root@unix(/tmp/m.sock)/refapp", Memcached: "/tmp/mc.sock", CacheBatch: true}
+	if err := cfg.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"listen"`, `"dsn"`, `"memcached"`, `"cache_batch": true`} {
+		if !strings.Contains(string(data), key) {
+			t.Errorf("written config lacks %s:\n%s", key, data)
+		}
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v (%v), want 0600", fi.Mode(), err)
+	}
+	got, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, cfg) {
+		t.Errorf("LoadConfig = %+v, want %+v", got, cfg)
+	}
+	// A tool's edit: the default (false) when the key is missing.
+	if err := os.WriteFile(path, []byte(`{"dsn": "root@tcp(127.0.0.1:3306)/refapp"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LoadConfig(path); err != nil || got != (Config{DSN: "root@tcp(127.0.0.1:3306)/refapp"}) {
+		t.Errorf("partial file: %+v, %v", got, err)
+	}
+	for _, bad := range []string{`{"cache_bach": true}`, `{"listen": 1}`, `{} {}`, `not json`} {
+		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadConfig(path); err == nil {
+			t.Errorf("LoadConfig accepted %s", bad)
+		}
+	}
+	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Error("LoadConfig of a missing file succeeded")
+	}
 }

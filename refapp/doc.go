@@ -22,7 +22,9 @@
 // socket path) through a minimal text-protocol client, naively by default
 // and batched with Config.CacheBatch (see below); Server.CacheStats counts
 // the client's round trips, gets, keys requested, hits and sets, so a test
-// or the demo can show the batching.
+// or the demo can show the batching. A Config can live in a JSON file
+// that a tool edits: LoadConfig reads it (unknown keys are an error),
+// Config.Write writes it ("listen", "dsn", "memcached", "cache_batch").
 // Sessions live in
 // the server's memory, keyed by a random id in the refapp_session cookie.
 // Every page but /login and /initialize needs a session and redirects to
