@@ -157,10 +157,7 @@ func (m *MySQL) read(ctx context.Context, keys State) (State, error) {
 
 // Validate checks the drop-in parses and runs Check.
 func (m *MySQL) Validate(ctx context.Context) error {
-	if m.Check == nil {
-		return nil
-	}
-	return m.Check(ctx)
+	return call(ctx, m.Check)
 }
 
 // Activate sets each differing variable with SET GLOBAL and restarts the
