@@ -26,7 +26,7 @@ func mysqlTarget(t *testing.T, srv *sandbox.MariaDB, cnf string) *MySQL {
 func variable(t *testing.T, srv *sandbox.MariaDB, name string) string {
 	t.Helper()
 	var k, v string
-	if err := srv.DB().QueryRow("SHOW GLOBAL VARIABLES LIKE '" + name + "'").Scan(&k, &v); err != nil {
+	if err := srv.DB().QueryRow("SHOW GLOBAL VARIABLES LIKE '"+name+"'").Scan(&k, &v); err != nil {
 		t.Fatal(err)
 	}
 	return v
