@@ -26,6 +26,8 @@ type MariaDBOptions struct {
 	// Options are extra server options (what a my.cnf [mysqld] section
 	// would hold), passed to mariadbd as --key=value after the sandbox's
 	// defaults, so they override them; an empty value passes a bare --key.
+	// With ConfigFiles they are written to my.cnf instead, as key=value
+	// (a bare key for an empty value), after the defaults.
 	// Keys may use '_' or '-'. Example:
 	//
 	//	map[string]string{"slow_query_log": "ON", "long_query_time": "0", "performance_schema": "ON"}
@@ -58,7 +60,9 @@ type MariaDBOptions struct {
 	// empty), and starts mariadbd with --defaults-file=Dir()/my.cnf as its
 	// only argument. Files added to ConfDir() (named *.cnf, with a
 	// [mysqld] section) take effect at the next Restart; CheckConfig
-	// validates them first. Values are written as given, unquoted.
+	// validates them first. They must not change the managed options
+	// (datadir, socket, port, ...): Restart would not find the server.
+	// Values are written to my.cnf as given, unquoted.
 	ConfigFiles bool
 	// ServerDefaults leaves out the sandbox's small test defaults
 	// (innodb_buffer_pool_size=64M, innodb_log_file_size=8M,
@@ -428,12 +432,15 @@ func (m *MariaDB) Restart(ctx context.Context) error {
 // without touching the running server: it runs the mariadbd binary with
 // the server's arguments and --help --verbose, which parses every option
 // and prints the resulting values without starting a server. MariaDB 10.11
-// has no --validate-config (MySQL 8.0's flag; given to mariadbd it is not
-// recognised as a check and mariadbd tries to start a server). An unknown
+// has no --validate-config (MySQL 8.0's flag): mariadbd rejects it as an
+// unknown option only after InnoDB has opened the data dir, which it must
+// not do beside the running server. An unknown
 // variable makes mariadbd exit with an error; a bad value for a plugin's
 // variable (innodb_buffer_pool_size=abc) only logs "[ERROR] ... Disabling
-// plugin" and exits 0, so every "[ERROR]" line is a failure too. The
-// error returned holds those lines.
+// plugin" and exits 0, and a file whose options come before any [group]
+// only prints "error: Found option without preceding group" and exits 0
+// (mariadbd then starts without that file), so every "[ERROR]" or
+// "error:" line is a failure too. The error returned holds those lines.
 func (m *MariaDB) CheckConfig(ctx context.Context) error {
 	m.mu.Lock()
 	args := append(append([]string(nil), m.args...), "--help", "--verbose")
@@ -445,7 +452,7 @@ func (m *MariaDB) CheckConfig(ctx context.Context) error {
 	runErr := cmd.Run() // stdout, the help text, is discarded
 	var errLines []string
 	for _, l := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(l, "[ERROR]") || strings.Contains(l, "unknown option") {
+		if strings.Contains(l, "[ERROR]") || strings.HasPrefix(strings.ToLower(l), "error:") || strings.Contains(l, "unknown option") {
 			errLines = append(errLines, strings.TrimSpace(l))
 		}
 	}

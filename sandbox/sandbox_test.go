@@ -751,6 +751,7 @@ func TestMariaDBConfigFiles(t *testing.T) {
 		{"unknown variable", "[mysqld]\nno_such_variable_xyz = 1\n", "unknown variable 'no_such_variable_xyz=1'"},
 		{"bad plugin value", "[mysqld]\ninnodb_buffer_pool_size = notanumber\n", "Error while setting value 'notanumber'"},
 		{"bad server value", "[mysqld]\nmax_connections = lots\n", "lots"},
+		{"option without a group", "max_connections = 5\n", "Found option without preceding group"},
 	} {
 		t.Run("CheckConfig "+c.name, func(t *testing.T) {
 			if err := os.WriteFile(bad, []byte(c.text), 0o644); err != nil {
