@@ -362,7 +362,11 @@ func (m *MariaDB) TCPDSN(db string) string {
 // Version returns the server's SELECT VERSION(), e.g.
 // "10.11.19-MariaDB-0+deb12u1" (MariaDB appends "-log" while the slow or
 // general log is on).
-func (m *MariaDB) Version() string { return m.version }
+func (m *MariaDB) Version() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.version
+}
 
 // DB returns a connection pool for root over the unix socket, with no
 // default database. It is owned by the server: Stop closes it.
