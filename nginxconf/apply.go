@@ -142,7 +142,7 @@ func (c *Config) resolve(context string) (*node, error) {
 	}
 	var cands []*node
 	for _, b := range c.blocks() {
-		if b.path() == t.name {
+		if b.pathIs(t.name) {
 			cands = append(cands, b)
 		}
 	}

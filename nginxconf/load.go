@@ -54,15 +54,21 @@ func (n *node) label() string {
 	return n.name + " " + strings.Join(n.args, " ")
 }
 
-// path is the block path "http>server>location /"; "" for the root.
-func (n *node) path() string {
-	if n.parent == nil {
-		return ""
+// pathIs reports whether the block's path, its labels from the top
+// joined with '>' ("http>server>location /"), is want. It compares from
+// the block up, without building the path (deep nesting stays linear).
+func (n *node) pathIs(want string) bool {
+	for ; n.parent != nil; n = n.parent {
+		l := n.label()
+		if n.parent.parent == nil {
+			return want == l
+		}
+		if !strings.HasSuffix(want, ">"+l) {
+			return false
+		}
+		want = want[:len(want)-len(l)-1]
 	}
-	if n.parent.parent == nil {
-		return n.label()
-	}
-	return n.parent.path() + ">" + n.label()
+	return false
 }
 
 // Load reads the nginx configuration file mainPath and every file it

@@ -22,10 +22,29 @@ type Edit struct {
 
 // String is the directive as written into a file.
 func (e Edit) String() string {
-	if strings.TrimSpace(e.Args) == "" {
+	args := trimArgs(e.Args)
+	if args == "" {
 		return e.Name + ";"
 	}
-	return e.Name + " " + strings.TrimSpace(e.Args) + ";"
+	return e.Name + " " + args + ";"
+}
+
+// trimArgs trims white space around arguments, except a blank that a
+// backslash escapes ("a\ " ends with an escaped space).
+func trimArgs(s string) string {
+	s = strings.TrimLeft(s, " \t\r\n")
+	i := len(s)
+	for i > 0 && isSpace(s[i-1]) {
+		i--
+	}
+	bs := 0
+	for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+		bs++
+	}
+	if bs%2 == 1 && i < len(s) {
+		i++
+	}
+	return s[:i]
 }
 
 // snippetHeader starts and ends the line naming a context.
@@ -94,7 +113,10 @@ func parseDirective(line string) (Edit, error) {
 			if rest != "" && !strings.HasPrefix(rest, "#") {
 				return Edit{}, fmt.Errorf("%q: text after the \";\"", line)
 			}
-			e := Edit{Name: toks[0].text, Args: strings.TrimSpace(line[toks[0].end:t.start])}
+			e := Edit{Name: toks[0].text}
+			if len(toks) > 1 {
+				e.Args = line[toks[1].start:toks[len(toks)-1].end]
+			}
 			if err := e.check(); err != nil {
 				return Edit{}, err
 			}
