@@ -1,6 +1,7 @@
 package nginxconf
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -451,9 +452,13 @@ func insertText(f *file, pos int, indent string, inline bool, line, why string) 
 		}
 		return op{start: pos, end: pos, text: t, why: why}
 	}
-	t := indent + line + "\n"
+	eol := "\n"
+	if bytes.Contains(f.data, []byte("\r\n")) {
+		eol = "\r\n"
+	}
+	t := indent + line + eol
 	if pos > 0 && f.data[pos-1] != '\n' {
-		t = "\n" + t
+		t = eol + t
 	}
 	return op{start: pos, end: pos, text: t, why: why}
 }

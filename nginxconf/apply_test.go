@@ -333,3 +333,56 @@ func TestLoadErrors(t *testing.T) {
 		t.Error("a missing main file loaded")
 	}
 }
+
+// TestApplyFileNames: FILE in a context may be absolute, uncleaned, or
+// another name of the same file, and still names the file read.
+func TestApplyFileNames(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join("testdata", "isucon", "sites-enabled", "isucon.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for _, file := range []string{
+		"testdata/isucon/sites-enabled/isucon.conf",
+		"testdata/isucon/./conf.d/../sites-enabled/isucon.conf",
+		abs,
+	} {
+		out, err := loadConf(t, "isucon").Apply([]Edit{{Context: "nginx http>server>location @app (" + file + ":29)", Name: "proxy_http_version", Args: "1.1"}})
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		got := out[abs]
+		if got == nil || !strings.Contains(string(got), "proxy_pass http://app;\n        proxy_http_version 1.1;\n    }\n}\n") {
+			t.Fatalf("%s: wrong result:\n%s", file, got)
+		}
+		if want != nil && string(got) != string(want) {
+			t.Errorf("%s gives another result", file)
+		}
+		want = got
+	}
+}
+
+// TestApplyCRLF: inserted lines end like the file's lines.
+func TestApplyCRLF(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "nginx.conf")
+	text := "worker_processes 1;\r\n\r\nevents {\r\n\tworker_connections 512;\r\n}\r\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Apply([]Edit{
+		{Context: "nginx events {}", Name: "multi_accept", Args: "on"},
+		{Context: "nginx main context (top of nginx.conf)", Name: "worker_rlimit_nofile", Args: "8192"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "worker_processes 1;\r\nworker_rlimit_nofile 8192;\r\n\r\nevents {\r\n\tworker_connections 512;\r\n\tmulti_accept on;\r\n}\r\n"
+	if got := string(out[c.Files()[0]]); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}

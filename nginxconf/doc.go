@@ -43,7 +43,9 @@
 // yet is inserted on a line of its own before the block's closing brace,
 // indented like its siblings (inline when the brace shares its line);
 // in the main context after the last top-level directive of nginx.conf
-// before its first block (events, http).
+// before its first block (events, http). A new log_format goes first in
+// its block instead, since nginx needs a format defined above the
+// access_log naming it. Lines are inserted with the file's line ends.
 //
 // Applying the same edits to the result changes nothing. A change to a
 // file read more than once (included from two places) is refused, since
