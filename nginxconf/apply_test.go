@@ -1,6 +1,7 @@
 package nginxconf
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -384,5 +385,87 @@ func TestApplyCRLF(t *testing.T) {
 	want := "worker_processes 1;\r\nworker_rlimit_nofile 8192;\r\n\r\nevents {\r\n\tworker_connections 512;\r\n\tmulti_accept on;\r\n}\r\n"
 	if got := string(out[c.Files()[0]]); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// TestResolve: which block a context names, including the fallbacks
+// when the line no longer matches.
+func TestResolve(t *testing.T) {
+	const isu = "testdata/isucon/sites-enabled/isucon.conf"
+	cases := []struct {
+		name, conf, context string
+		want               string // "FILE:LINE label" of the block
+	}{
+		{"main", "isucon", "nginx main context (top of nginx.conf)", "testdata/isucon/nginx.conf:0 "},
+		{"http", "isucon", "nginx http {}", "testdata/isucon/nginx.conf:16 http"},
+		{"http with a place", "isucon", "nginx http {} (testdata/isucon/conf.d/log.conf:9)", "testdata/isucon/nginx.conf:16 http"},
+		{"events", "keepalive", "nginx events {}", "testdata/keepalive/nginx.conf:9 events"},
+		{"upstream", "keepalive", "nginx upstream php {} (testdata/keepalive/nginx.conf:1)", "testdata/keepalive/nginx.conf:53 upstream php"},
+		{"block on its line", "isucon", "nginx http>server>location / (" + isu + ":24)", isu + ":24 location /"},
+		{"directive on the line", "isucon", "nginx http>server (" + isu + ":7)", isu + ":5 server"},
+		{"line moved", "isucon", "nginx http>server>location / (" + isu + ":26)", isu + ":24 location /"},
+		{"nearest of two", "quirks", "nginx http>server>location / (testdata/quirks/nginx.conf:27)", "testdata/quirks/nginx.conf:25 location /"},
+		{"spanning", "quirks", "nginx http>server (testdata/quirks/nginx.conf:44)", "testdata/quirks/nginx.conf:40 server"},
+		{"other file, one block", "isucon", "nginx http>server>location @app (elsewhere.conf:3)", isu + ":29 location @app"},
+		{"no place", "keepalive", "nginx http>server>location ~ \\.php$", "testdata/keepalive/nginx.conf:84 location ~ \\.php$"},
+		{"nested", "keepalive", "nginx http>server>location /static/>location ~* \\.(png|jpg)$ {}", "testdata/keepalive/nginx.conf:92 location ~* \\.(png|jpg)$"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := loadConf(t, tc.conf).resolve(tc.context)
+			if err != nil {
+				t.Fatal(err)
+			}
+			label := ""
+			if b.parent != nil {
+				label = b.label()
+			}
+			if got := fmt.Sprintf("%s:%d %s", b.f.path, b.line, label); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHTTPInIncludedFile: events and http found in an included file.
+func TestHTTPInIncludedFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"nginx.conf": "worker_processes 1;\ninclude main.d/*.conf;\n",
+		"main.d/events.conf": "events {\n  worker_connections 64;\n}\n",
+		"main.d/http.conf": "http {\n  sendfile on;\n}\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Load(filepath.Join(dir, "nginx.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Apply([]Edit{
+		{Context: "nginx events {}", Name: "worker_connections", Args: "1024"},
+		{Context: "nginx http {}", Name: "server_tokens", Args: "off"},
+		{Context: "nginx main context (top of nginx.conf)", Name: "worker_processes", Args: "auto"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"nginx.conf":         "worker_processes auto;\ninclude main.d/*.conf;\n",
+		"main.d/events.conf": "events {\n  worker_connections 1024;\n}\n",
+		"main.d/http.conf":   "http {\n  sendfile on;\n  server_tokens off;\n}\n",
+	}
+	if len(out) != len(want) {
+		t.Errorf("%d files changed, want %d", len(out), len(want))
+	}
+	for name, w := range want {
+		if got := string(out[filepath.Join(dir, name)]); got != w {
+			t.Errorf("%s: got %q, want %q", name, got, w)
+		}
 	}
 }
