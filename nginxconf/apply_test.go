@@ -394,7 +394,7 @@ func TestResolve(t *testing.T) {
 	const isu = "testdata/isucon/sites-enabled/isucon.conf"
 	cases := []struct {
 		name, conf, context string
-		want               string // "FILE:LINE label" of the block
+		want                string // "FILE:LINE label" of the block
 	}{
 		{"main", "isucon", "nginx main context (top of nginx.conf)", "testdata/isucon/nginx.conf:0 "},
 		{"http", "isucon", "nginx http {}", "testdata/isucon/nginx.conf:16 http"},
@@ -431,9 +431,9 @@ func TestResolve(t *testing.T) {
 func TestHTTPInIncludedFile(t *testing.T) {
 	dir := t.TempDir()
 	for name, text := range map[string]string{
-		"nginx.conf": "worker_processes 1;\ninclude main.d/*.conf;\n",
+		"nginx.conf":         "worker_processes 1;\ninclude main.d/*.conf;\n",
 		"main.d/events.conf": "events {\n  worker_connections 64;\n}\n",
-		"main.d/http.conf": "http {\n  sendfile on;\n}\n",
+		"main.d/http.conf":   "http {\n  sendfile on;\n}\n",
 	} {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
