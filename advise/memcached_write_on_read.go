@@ -13,7 +13,7 @@ import (
 var memcachedWriteOnRead = ruleFunc{"memcached-write-on-read", LayerMemcached, checkMemcachedWriteOnRead}
 
 const (
-	writeOnReadMinGets = 1000
+	writeOnReadMinGets = 200
 	writeOnReadRatio   = 0.9 // sets per hit
 )
 

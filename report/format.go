@@ -138,3 +138,7 @@ func PerSecond(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
+
+// MarkdownText escapes plain text for Markdown as the renderers here do,
+// for renderers outside the package (the demo loop's report).
+func MarkdownText(s string) string { return mdText(s) }

@@ -1,0 +1,356 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/stacktune/stacktune/apply"
+	"github.com/stacktune/stacktune/history"
+	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/loadtest"
+	"github.com/stacktune/stacktune/refapp"
+)
+
+// LoopOptions configures Loop. The zero value is the full loop.
+type LoopOptions struct {
+	// Quick is the shortened loop (QuickDuration runs, a shorter
+	// diagnosis), under three minutes on two cores.
+	Quick bool
+	// Scale is the data scale (refapp.Generate); default 1.
+	Scale int
+	// Runs is the bench runs per step; default 3.
+	Runs int
+	// Duration is one bench run; default 30 s (Quick: 5 s).
+	Duration time.Duration
+	// Connections is the bench's virtual users; default 8.
+	Connections int
+	// Dir holds the servers, the files the loop applies, the apply
+	// journal and the history. Empty means a temporary directory removed
+	// at the end.
+	Dir string
+	// HistoryPath is the SQLite history the runs are recorded in;
+	// default Dir/history.db.
+	HistoryPath string
+	// AllowDurabilityLoss lets the my.cnf step take the audit's
+	// durability changes (the demo's database is throwaway).
+	AllowDurabilityLoss bool
+	// Progress receives one line per step; nil for none.
+	Progress io.Writer
+}
+
+// Default durations.
+const (
+	FullDuration  = 30 * time.Second
+	QuickDuration = 5 * time.Second
+)
+
+// LoopResult is the loop: the shape of `stacktune demo --format json`.
+type LoopResult struct {
+	Steps []StepResult `json:"steps"`
+	// NotApplied are the diagnosis's findings no step took, with why.
+	NotApplied []StepFinding `json:"not_applied"`
+	Stack      StackInfo     `json:"stack"`
+	// History is the SQLite file the runs are in (empty when it was in a
+	// temporary directory).
+	History string `json:"history,omitempty"`
+
+	runs []history.Run // recorded, for the chart
+}
+
+// StackInfo says what was measured.
+type StackInfo struct {
+	MariaDB     string  `json:"mariadb"`
+	Scale       int     `json:"scale"`
+	Runs        int     `json:"runs"`
+	DurationS   float64 `json:"duration_s"`
+	Connections int     `json:"connections"`
+	Cores       int     `json:"cores"`
+	Quick       bool    `json:"quick"`
+}
+
+// StepResult is one step: its runs and the findings it applied.
+type StepResult struct {
+	Label     string        `json:"label"`
+	Scores    []float64     `json:"scores"`
+	Median    float64       `json:"median"`
+	XBaseline float64       `json:"x_baseline"`
+	Findings  []StepFinding `json:"findings"`
+	// Applied lists what changed: files written, DDL run, restarts.
+	Applied []string `json:"applied,omitempty"`
+	// Skipped says why a step did not run (no finding, or its change
+	// failed and was rolled back).
+	Skipped string `json:"skipped,omitempty"`
+	// Failed counts runs that did not pass (a broken page, errors).
+	Failed  int     `json:"failed_runs"`
+	RPS     float64 `json:"rps_median"`
+	P99MS   float64 `json:"p99_ms_median"`
+	ApplyID string  `json:"apply_id,omitempty"`
+}
+
+// StepFinding is a finding behind a step.
+type StepFinding struct {
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Evidence []string `json:"evidence"`
+	Change   string   `json:"change,omitempty"`
+	Source   string   `json:"source,omitempty"`
+	// Reason is why a finding was not applied (LoopResult.NotApplied).
+	Reason string `json:"reason,omitempty"`
+}
+
+// loop is one run of Loop.
+type loop struct {
+	opt      LoopOptions
+	st       *stack
+	dir      string
+	scenario string
+	hist     *history.Store
+	runs     []history.Run
+	say      func(string, ...any)
+}
+
+// Loop starts the reference stack, measures a baseline, diagnoses it and
+// applies the findings step by step, measuring each.
+func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
+	if opt.Scale <= 0 {
+		opt.Scale = 1
+	}
+	if opt.Runs <= 0 {
+		opt.Runs = 3
+	}
+	if opt.Duration <= 0 {
+		opt.Duration = FullDuration
+		if opt.Quick {
+			opt.Duration = QuickDuration
+		}
+	}
+	if opt.Connections <= 0 {
+		opt.Connections = 8
+	}
+	l := &loop{opt: opt, say: func(format string, a ...any) {
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "stacktune demo: "+format+"\n", a...)
+		}
+	}}
+	l.dir = opt.Dir
+	if l.dir == "" {
+		// Short: unix socket paths live under it.
+		if l.dir, err = os.MkdirTemp("", "stdemo-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(l.dir)
+	} else if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return nil, err
+	}
+	histPath := opt.HistoryPath
+	if histPath == "" {
+		histPath = filepath.Join(l.dir, "history.db")
+	}
+	if l.hist, err = history.Open(histPath); err != nil {
+		return nil, err
+	}
+	defer l.hist.Close()
+	l.scenario = filepath.Join(l.dir, "scenario.yaml")
+	if err := os.WriteFile(l.scenario, refapp.Scenario, 0o644); err != nil {
+		return nil, err
+	}
+	if l.st, err = startStack(ctx, l.dir, opt.Scale, l.say); err != nil {
+		return nil, err
+	}
+	defer l.st.stop()
+	defer func() {
+		if res != nil {
+			res.runs = l.runs
+		}
+	}()
+
+	res = &LoopResult{Steps: []StepResult{}, NotApplied: []StepFinding{}, Stack: StackInfo{
+		MariaDB: l.st.db.Version(), Scale: opt.Scale, Runs: opt.Runs, DurationS: opt.Duration.Seconds(),
+		Connections: opt.Connections, Cores: cores(), Quick: opt.Quick,
+	}}
+	if opt.Dir != "" || opt.HistoryPath != "" {
+		res.History = histPath
+	}
+
+	base := StepResult{Label: "baseline", Findings: []StepFinding{}}
+	if err := l.measure(ctx, &base); err != nil {
+		return res, err
+	}
+	base.XBaseline = 1
+	res.Steps = append(res.Steps, base)
+	if base.Median <= 0 {
+		return res, fmt.Errorf("the baseline scored %v: the reference stack does not work (see the failed runs)", base.Scores)
+	}
+
+	d, err := l.diagnose(ctx)
+	if err != nil {
+		return res, fmt.Errorf("diagnosis: %w", err)
+	}
+	for _, s := range steps {
+		sr := StepResult{Label: s.label, Findings: []StepFinding{}}
+		plan, err := s.plan(ctx, l, d)
+		if err != nil {
+			return res, fmt.Errorf("step %s: %w", s.label, err)
+		}
+		sr.Findings = append(sr.Findings, plan.findings...)
+		if len(plan.targets) == 0 {
+			sr.Skipped = "nothing to apply: " + orText(plan.why, "no finding for this step")
+			l.say("step %q: %s", s.label, sr.Skipped)
+			res.Steps = append(res.Steps, sr)
+			continue
+		}
+		l.say("step %q: applying %d finding(s)", s.label, len(plan.findings))
+		ar, err := apply.Run(ctx, plan.targets, apply.Options{StateDir: filepath.Join(l.dir, "apply"), Label: s.label,
+			Log: func(format string, a ...any) { l.say("  apply: "+format, a...) }})
+		if err != nil {
+			sr.Skipped = "the change failed and was rolled back: " + err.Error()
+			l.say("step %q: %s", s.label, sr.Skipped)
+			res.Steps = append(res.Steps, sr)
+			if ar == nil || !ar.RolledBack {
+				return res, err // the stack is in an unknown state
+			}
+			continue
+		}
+		sr.ApplyID = ar.ID
+		sr.Applied = describe(ar, plan)
+		if err := l.measure(ctx, &sr); err != nil {
+			return res, err
+		}
+		sr.XBaseline = sr.Median / base.Median
+		res.Steps = append(res.Steps, sr)
+	}
+	res.NotApplied = d.notApplied()
+	return res, nil
+}
+
+// measure runs the bench opt.Runs times on a freshly initialised app and
+// records every run in the history under the step's label.
+func (l *loop) measure(ctx context.Context, sr *StepResult) error {
+	var rps, p99 []float64
+	for i := 1; i <= l.opt.Runs; i++ {
+		if err := l.initialize(ctx); err != nil {
+			return err
+		}
+		sum, err := loadtest.Run(ctx, l.benchOptions(sr.Label))
+		if err != nil {
+			return fmt.Errorf("%s run %d: %w", sr.Label, i, err)
+		}
+		for _, r := range history.FromSummary(sum) {
+			if _, err := l.hist.Add(ctx, &r); err != nil {
+				return err
+			}
+			l.runs = append(l.runs, r)
+		}
+		sr.Scores = append(sr.Scores, sum.Score)
+		rps = append(rps, sum.RPS)
+		p99 = append(p99, sum.LatencyMS.P99)
+		if !sum.Passed {
+			sr.Failed++
+		}
+		l.say("%s run %d/%d: score %s, %.1f req/s, p99 %.0f ms%s", sr.Label, i, l.opt.Runs, history.Score(sum.Score), sum.RPS, sum.LatencyMS.P99, failNote(sum))
+	}
+	sr.Median = history.Median(sr.Scores)
+	sr.RPS = history.Median(rps)
+	sr.P99MS = history.Median(p99)
+	return nil
+}
+
+func (l *loop) benchOptions(label string) loadtest.Options {
+	return loadtest.Options{
+		Scenario: l.scenario, BaseURL: l.st.nginx.URL(), Label: label, Runs: 1,
+		Load: loadgen.Options{Connections: l.opt.Connections, Duration: l.opt.Duration, KeepAlive: true, Timeout: 30 * time.Second},
+	}
+}
+
+func failNote(s *loadtest.Summary) string {
+	if s.Passed {
+		return ""
+	}
+	if len(s.FailReasons) > 0 {
+		return " (failed: " + s.FailReasons[0] + ")"
+	}
+	return " (failed)"
+}
+
+// initialize resets the app's data to the generated set (GET
+// /initialize), so every run starts from the same data.
+func (l *loop) initialize(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.st.nginx.URL()+"initialize", nil)
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: 5 * time.Minute}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("initialize: status %d", resp.StatusCode)
+	}
+	return l.waitPurge(ctx)
+}
+
+// waitPurge waits (at most purgeWait) until InnoDB has purged the rows
+// /initialize deleted: until then every scan of those tables still walks
+// the delete-marked rows, and a run started at once would be slower than
+// one started after a pause (a step's apply): the runs would not be
+// comparable.
+func (l *loop) waitPurge(ctx context.Context) error {
+	deadline := time.Now().Add(purgeWait)
+	for {
+		var name string
+		var n int64
+		if err := l.st.db.DB().QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'").Scan(&name, &n); err != nil {
+			return fmt.Errorf("reading the purge backlog: %w", err)
+		}
+		if n <= purgeDone || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// The purge wait's bound and the backlog counted as done.
+const (
+	purgeWait = 30 * time.Second
+	purgeDone = 10
+)
+
+// describe lists what a transaction changed.
+func describe(ar *apply.Result, p *plan) []string {
+	var out []string
+	for _, t := range ar.Targets {
+		for _, f := range t.Files {
+			out = append(out, fmt.Sprintf("%s: wrote %s", t.Name, f))
+		}
+		var keys []string
+		for k := range t.After {
+			if t.Before[k] != t.After[k] {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, fmt.Sprintf("%s: %s %s → %s (read back)", t.Name, k, orText(t.Before[k], "(none)"), t.After[k]))
+		}
+	}
+	return append(out, p.notes...)
+}
+
+func orText(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

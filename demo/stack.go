@@ -1,0 +1,240 @@
+package demo
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/stacktune/stacktune/dbconn"
+	"github.com/stacktune/stacktune/refapp"
+	"github.com/stacktune/stacktune/sandbox"
+)
+
+// appDB is the reference app's database.
+const appDB = "refapp"
+
+// stack is the reference stack of the loop: MariaDB with the
+// distribution's defaults reading my.cnf and conf.d, memcached over TCP,
+// the reference app (package refapp) configured by a JSON file, and
+// nginx in front of it as a reverse proxy over TCP, configured like
+// Debian's nginx.conf.
+type stack struct {
+	dir   string
+	db    *sandbox.MariaDB
+	appDB *sql.DB // the app's database, for the index step and DDL
+	mc    *sandbox.Memcached
+	mcOpt sandbox.MemcachedOptions
+	nginx *sandbox.Nginx
+
+	appConfig string // path of the app's JSON config
+	app       *refapp.Server
+	appCfg    refapp.Config // what the running app was started with
+}
+
+// nginxConf is the nginx.conf of the stack: Debian 12's defaults
+// (worker_processes auto, worker_connections 768, sendfile, tcp_nopush,
+// keepalive_timeout 65, gzip on, the combined log) with the app behind an
+// upstream over TCP, as a first deployment has it.
+const nginxConf = `# nginx.conf of the stacktune demo: Debian 12's defaults, the app behind it.
+user root;
+worker_processes auto;
+pid {{DIR}}/nginx.pid;
+error_log {{DIR}}/error.log;
+
+events {
+	worker_connections 768;
+}
+
+http {
+	sendfile on;
+	tcp_nopush on;
+	types_hash_max_size 2048;
+	keepalive_timeout 65;
+
+	default_type application/octet-stream;
+	types {
+		text/html html htm;
+		text/css css;
+		application/javascript js;
+	}
+
+	access_log {{DIR}}/access.log;
+	client_body_temp_path {{DIR}}/tmp/client_body;
+	proxy_temp_path {{DIR}}/tmp/proxy;
+	fastcgi_temp_path {{DIR}}/tmp/fastcgi;
+	uwsgi_temp_path {{DIR}}/tmp/uwsgi;
+	scgi_temp_path {{DIR}}/tmp/scgi;
+
+	gzip on;
+
+	upstream app {
+		server {{APP}};
+	}
+
+	server {
+		listen 127.0.0.1:{{PORT}} default_server;
+		server_name _;
+
+		location / {
+			proxy_set_header Host $host;
+			proxy_pass http://app;
+		}
+	}
+}
+`
+
+// startStack starts the servers and loads the data at scale.
+func startStack(ctx context.Context, dir string, scale int, say func(string, ...any)) (s *stack, err error) {
+	s = &stack{dir: dir, appConfig: filepath.Join(dir, "app", "app.json")}
+	defer func() {
+		if err != nil {
+			s.stop()
+		}
+	}()
+	say("starting MariaDB with the distribution's defaults (reads my.cnf and conf.d)")
+	s.db, err = sandbox.StartMariaDB(ctx, sandbox.MariaDBOptions{ConfigFiles: true, ServerDefaults: true, Dir: filepath.Join(dir, "mariadb")})
+	if err != nil {
+		return s, err
+	}
+	if _, err := s.db.DB().ExecContext(ctx, "CREATE DATABASE "+appDB); err != nil {
+		return s, fmt.Errorf("creating the app's database: %w", err)
+	}
+	s.appDB, err = dbconn.Open(ctx, s.db.DSN(appDB), 0)
+	if err != nil {
+		return s, err
+	}
+	say("loading the reference app's data at scale %d", scale)
+	start := time.Now()
+	if err := refapp.Generate(ctx, s.appDB, scale); err != nil {
+		return s, fmt.Errorf("loading the data: %w", err)
+	}
+	say("loaded in %s", time.Since(start).Round(time.Millisecond))
+
+	say("starting memcached over TCP")
+	s.mcOpt = sandbox.MemcachedOptions{Dir: filepath.Join(dir, "memcached")}
+	s.mc, err = sandbox.StartMemcached(ctx, s.mcOpt)
+	if err != nil {
+		return s, err
+	}
+
+	say("starting the reference app over TCP")
+	if err := os.MkdirAll(filepath.Dir(s.appConfig), 0o755); err != nil {
+		return s, err
+	}
+	cfg := refapp.Config{Listen: "127.0.0.1:0", DSN: s.db.TCPDSN(appDB), Memcached: s.mc.Addr()}
+	if s.app, err = refapp.Start(ctx, cfg); err != nil {
+		return s, err
+	}
+	cfg.Listen = s.app.Addr() // a fixed port from now on, for nginx and restarts
+	s.appCfg = cfg
+	if err := cfg.Write(s.appConfig); err != nil {
+		return s, err
+	}
+
+	say("starting nginx as a reverse proxy to the app over TCP")
+	s.nginx, err = sandbox.StartNginx(ctx, sandbox.NginxOptions{
+		FullConfig: strings.ReplaceAll(nginxConf, "{{APP}}", cfg.Listen),
+		Dir:        filepath.Join(dir, "nginx"),
+	})
+	if err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// restartApp restarts the app from its config file.
+func (s *stack) restartApp(ctx context.Context) error {
+	cfg, err := refapp.LoadConfig(s.appConfig)
+	if err != nil {
+		return err
+	}
+	if s.app != nil {
+		_ = s.app.Close()
+		s.app = nil
+	}
+	if strings.HasPrefix(cfg.Listen, "unix:") {
+		_ = os.Remove(strings.TrimPrefix(cfg.Listen, "unix:")) // a socket left by the previous process
+	}
+	app, err := refapp.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	s.app, s.appCfg = app, cfg
+	return nil
+}
+
+// probeApp asks the app itself (not through nginx) for the login page.
+func (s *stack) probeApp(ctx context.Context) error {
+	if s.app == nil {
+		return errors.New("the app is not running")
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	url := s.app.URL() + "/login"
+	if s.app.Network() == "unix" {
+		sock := strings.TrimPrefix(s.appCfg.Listen, "unix:")
+		client.Transport = unixTransport(sock)
+		url = "http://app/login"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("the app does not answer: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the app answers /login with %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// probeNginx asks nginx for the login page (through the app).
+func (s *stack) probeNginx(ctx context.Context) error {
+	client := &http.Client{Timeout: 10 * time.Second}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.nginx.URL()+"login", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("nginx does not answer: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("nginx answers /login with %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// appConfigJSON renders an app config file.
+func appConfigJSON(cfg refapp.Config) []byte {
+	b, _ := json.MarshalIndent(cfg, "", "  ") // plain data: cannot fail
+	return append(b, '\n')
+}
+
+func (s *stack) stop() {
+	if s.nginx != nil {
+		_ = s.nginx.Stop()
+	}
+	if s.app != nil {
+		_ = s.app.Close()
+	}
+	if s.mc != nil {
+		_ = s.mc.Stop()
+	}
+	if s.appDB != nil {
+		_ = s.appDB.Close()
+	}
+	if s.db != nil {
+		_ = s.db.Stop()
+	}
+}

@@ -1,0 +1,200 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/stacktune/stacktune/advise"
+	"github.com/stacktune/stacktune/apply"
+	"github.com/stacktune/stacktune/nginxconf"
+)
+
+// A step is one group of findings applied together and measured: it
+// takes its findings from the diagnosis and turns them into apply
+// targets. A new step goes in steps, in the order the loop runs them.
+type step struct {
+	label string
+	plan  func(ctx context.Context, l *loop, d *diagnosis) (*plan, error)
+}
+
+// plan is what a step applies.
+type plan struct {
+	findings []StepFinding
+	targets  []apply.Target
+	notes    []string // said in the report next to what changed
+	why      string   // why there is nothing to apply
+}
+
+// observability are findings that add measurement, which a real server
+// should have but which cost the server some speed: a tuning loop that
+// measures speed leaves them to the user (they are listed, with this
+// reason). The diagnosis switches the slow log on for its own run.
+var observability = map[string]bool{"mysql-performance-schema": true, "mysql-slow-log": true}
+
+var steps = []step{
+	{"my.cnf", planMyCnf},
+	{"unix sockets", planSockets},
+	{"nginx", planNginx},
+	{"indexes", planIndexes},
+	{"cache", planCache},
+}
+
+// emitted renders findings with advise.Emit and returns the file at rel.
+func emitted(l *loop, d *diagnosis, label string, fs []*advise.Finding, rel string) ([]byte, error) {
+	r := &advise.Result{Host: d.audit.Host, Taken: d.audit.Taken}
+	for _, f := range fs {
+		r.Findings = append(r.Findings, *f)
+	}
+	dir := filepath.Join(l.dir, "emit", strings.ReplaceAll(label, " ", "-"))
+	if _, err := advise.Emit(dir, r); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join(dir, rel))
+}
+
+func findings(fs []*advise.Finding) []StepFinding {
+	out := make([]StepFinding, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, stepFinding(f))
+	}
+	return out
+}
+
+// planMyCnf: every finding with a my.cnf change, as one drop-in in the
+// server's conf.d (SET GLOBAL where dynamic, a restart where not).
+func planMyCnf(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+	fs := d.take(func(f *advise.Finding) bool {
+		return hasKind(f, advise.KindMySQLVariable, advise.KindMySQLOption) && !hasKind(f, advise.KindSysctl, advise.KindSystemd) && !observability[f.ID]
+	})
+	p := &plan{findings: findings(fs)}
+	if len(fs) == 0 {
+		return p, nil
+	}
+	data, err := emitted(l, d, "my.cnf", fs, advise.EmitMySQL)
+	if err != nil {
+		return nil, err
+	}
+	srv := l.st.db
+	m, err := apply.NewMySQL(srv.DB(), filepath.Join(srv.ConfDir(), "99-stacktune.cnf"), data)
+	if err != nil {
+		return nil, err
+	}
+	m.Check, m.Restart = srv.CheckConfig, srv.Restart
+	p.targets = []apply.Target{m}
+	return p, nil
+}
+
+// planSockets: the app reaches MySQL and memcached through their unix
+// sockets and listens on one itself, nginx's upstream points at it.
+func planSockets(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+	ids := map[string]bool{"mysql-unix-socket": true, "memcached-unix-socket": true, "nginx-unix-upstream": true}
+	fs := d.take(func(f *advise.Finding) bool { return ids[f.ID] })
+	p := &plan{findings: findings(fs)}
+	st := l.st
+	cfg := st.appCfg
+	var nginx *apply.Nginx
+	var mc *memcachedTarget
+	for _, f := range fs {
+		switch f.ID {
+		case "mysql-unix-socket":
+			cfg.DSN = st.db.DSN(appDB)
+			p.notes = append(p.notes, "app: DSN over the server's unix socket "+st.db.Socket())
+		case "memcached-unix-socket":
+			opt := st.mcOpt
+			opt.Socket = true
+			mc = &memcachedTarget{s: st, opt: opt}
+			cfg.Memcached = filepath.Join(st.mc.Dir(), "memcached.sock")
+			p.notes = append(p.notes, "memcached: restarted with -s "+cfg.Memcached+" (the demo's socket path, not the finding's /var/run one)")
+		case "nginx-unix-upstream":
+			sock := filepath.Join(filepath.Dir(st.appConfig), "app.sock")
+			cfg.Listen = "unix:" + sock
+			var err error
+			nginx, err = apply.NewNginxEdits(st.nginx.ConfigPath(), []nginxconf.Edit{{Context: "nginx upstream app {}", Name: "server", Args: "unix:" + sock}})
+			if err != nil {
+				return nil, err
+			}
+			nginx.Test, nginx.Reload, nginx.Probe = st.nginx.Test, st.nginx.Reload, st.probeNginx
+			p.notes = append(p.notes, "app: listens on "+sock+"; nginx: upstream app { server unix:"+sock+"; }")
+		}
+	}
+	// Order matters: memcached and MySQL's socket first, then the app
+	// on its socket, then nginx pointing at it. Rollback runs backwards.
+	if mc != nil {
+		p.targets = append(p.targets, mc)
+	}
+	if cfg != st.appCfg {
+		p.targets = append(p.targets, &appTarget{s: st, cfg: cfg})
+	}
+	if nginx != nil {
+		p.targets = append(p.targets, nginx)
+	}
+	return p, nil
+}
+
+// planNginx: every nginx directive the audit proposes, put in its
+// context in nginx.conf, validated with nginx -t and reloaded.
+func planNginx(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+	fs := d.take(func(f *advise.Finding) bool { return hasKind(f, advise.KindNginx) })
+	p := &plan{findings: findings(fs)}
+	if len(fs) == 0 {
+		return p, nil
+	}
+	data, err := emitted(l, d, "nginx", fs, advise.EmitNginx)
+	if err != nil {
+		return nil, err
+	}
+	n, err := apply.NewNginx(l.st.nginx.ConfigPath(), data)
+	if err != nil {
+		return nil, err
+	}
+	n.Test, n.Reload, n.Probe = l.st.nginx.Test, l.st.nginx.Reload, l.st.probeNginx
+	p.targets = []apply.Target{n}
+	return p, nil
+}
+
+// planIndexes: the indexes `stacktune indexes` proved on a copy.
+func planIndexes(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+	p := &plan{}
+	if d.indexes == nil || len(d.indexes.DDL) == 0 {
+		p.why = "no index was proven to help"
+		return p, nil
+	}
+	for _, pr := range d.indexes.Proposals {
+		sf := StepFinding{ID: "index", Title: fmt.Sprintf("%s (%s)", pr.Table, strings.Join(pr.Columns, ", ")), Change: pr.DDL,
+			Evidence: []string{
+				fmt.Sprintf("rows examined (EXPLAIN on a copy): %d → %d", pr.RowsBefore, pr.RowsAfter),
+				fmt.Sprintf("median time on the copy: %.2f ms → %.2f ms", pr.TimeBeforeMS, pr.TimeAfterMS),
+				fmt.Sprintf("index size %d bytes", pr.IndexBytes),
+			}, Source: "stacktune indexes (proven on a throwaway copy)"}
+		sf.Evidence = append(sf.Evidence, pr.Reasons...)
+		p.findings = append(p.findings, sf)
+	}
+	var ixs []apply.Index
+	for _, t := range d.indexes.DDL {
+		got, err := apply.ParseIndexDDL(t.DDL, appDB)
+		if err != nil {
+			return nil, err
+		}
+		ixs = append(ixs, got...)
+	}
+	p.targets = []apply.Target{&apply.DDL{DB: l.st.appDB, Indexes: ixs}}
+	return p, nil
+}
+
+// planCache: the cache client's fix (multi-get, set on a miss, TTL),
+// behind the reference app's cache_batch setting.
+func planCache(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+	fs := d.take(func(f *advise.Finding) bool { return f.ID == "memcached-write-on-read" })
+	p := &plan{findings: findings(fs)}
+	if len(fs) == 0 {
+		return p, nil
+	}
+	cfg := l.st.appCfg
+	cfg.CacheBatch = true
+	p.targets = []apply.Target{&appTarget{s: l.st, cfg: cfg}}
+	p.notes = append(p.notes, "app: cache_batch on (the reference app's version of the code change: one multi-get per page, set only on a miss, TTL 1 h)")
+	return p, nil
+}
