@@ -135,7 +135,7 @@ func TestMemcachedWriteOnRead(t *testing.T) {
 			wantText(t, fs[0].Title, "1.05 sets per hit")
 		}},
 		{name: "too few gets to judge: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
-			s.Memcached.GetHits, s.Memcached.Stats["cmd_set"] = 150, "160"
+			s.Memcached.GetHits, s.Memcached.Stats["cmd_set"] = 80, "90"
 		}, fires: false},
 	})
 }

@@ -13,7 +13,7 @@ import (
 var memcachedWriteOnRead = ruleFunc{"memcached-write-on-read", LayerMemcached, checkMemcachedWriteOnRead}
 
 const (
-	writeOnReadMinGets = 200
+	writeOnReadMinGets = 100
 	writeOnReadRatio   = 0.9 // sets per hit
 )
 

@@ -192,41 +192,66 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 	if err != nil {
 		return res, fmt.Errorf("diagnosis: %w", err)
 	}
+	if err := l.runSteps(ctx, d, "", false, res, base.Median); err != nil {
+		return res, err
+	}
+	// The tuned stack has other bottlenecks: audit it again and apply
+	// what is new, step by step as before.
+	l.say("second audit: diagnosing the tuned stack")
+	if d, err = l.diagnose(ctx); err != nil {
+		return res, fmt.Errorf("second diagnosis: %w", err)
+	}
+	n := len(res.Steps)
+	if err := l.runSteps(ctx, d, " (2nd audit)", true, res, base.Median); err != nil {
+		return res, err
+	}
+	if len(res.Steps) == n {
+		l.say("second audit: nothing new to apply")
+	}
+	res.NotApplied = d.notApplied()
+	return res, nil
+}
+
+// runSteps plans, applies and measures each step on d's findings, adding
+// them to res; onlyChanges leaves out the steps with nothing to apply.
+func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyChanges bool, res *LoopResult, baseline float64) error {
 	for _, s := range steps {
-		sr := StepResult{Label: s.label, Findings: []StepFinding{}}
+		sr := StepResult{Label: s.label + suffix, Findings: []StepFinding{}}
 		plan, err := s.plan(ctx, l, d)
 		if err != nil {
-			return res, fmt.Errorf("step %s: %w", s.label, err)
+			return fmt.Errorf("step %s: %w", sr.Label, err)
 		}
 		sr.Findings = append(sr.Findings, plan.findings...)
 		if len(plan.targets) == 0 {
+			if onlyChanges {
+				continue
+			}
 			sr.Skipped = "nothing to apply: " + orText(plan.why, "no finding for this step")
-			l.say("step %q: %s", s.label, sr.Skipped)
+			l.say("step %q: %s", sr.Label, sr.Skipped)
 			res.Steps = append(res.Steps, sr)
 			continue
 		}
-		l.say("step %q: applying %d finding(s)", s.label, len(plan.findings))
-		ar, err := apply.Run(ctx, plan.targets, apply.Options{StateDir: filepath.Join(l.dir, "apply"), Label: s.label,
+		l.say("step %q: applying %d finding(s)", sr.Label, len(plan.findings))
+		ar, err := apply.Run(ctx, plan.targets, apply.Options{StateDir: filepath.Join(l.dir, "apply"), Label: sr.Label,
 			Log: func(format string, a ...any) { l.say("  apply: "+format, a...) }})
 		if err != nil {
 			sr.Skipped = "the change failed and was rolled back: " + err.Error()
-			l.say("step %q: %s", s.label, sr.Skipped)
+			l.say("step %q: %s", sr.Label, sr.Skipped)
 			res.Steps = append(res.Steps, sr)
 			if ar == nil || !ar.RolledBack {
-				return res, err // the stack is in an unknown state
+				return err // the stack is in an unknown state
 			}
 			continue
 		}
 		sr.ApplyID = ar.ID
 		sr.Applied = describe(ar, plan)
 		if err := l.measure(ctx, &sr); err != nil {
-			return res, err
+			return err
 		}
-		sr.XBaseline = sr.Median / base.Median
+		sr.XBaseline = sr.Median / baseline
 		res.Steps = append(res.Steps, sr)
 	}
-	res.NotApplied = d.notApplied()
-	return res, nil
+	return nil
 }
 
 // measure runs the bench opt.Runs times on a freshly initialised app and
