@@ -1,0 +1,657 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/stacktune/stacktune/apply"
+	"github.com/stacktune/stacktune/dbconn"
+	"github.com/stacktune/stacktune/report"
+)
+
+// applyOptions are the flags of `stacktune apply` and `stacktune rollback`.
+type applyOptions struct {
+	dsn          string
+	mysqlConf    string
+	mysqlCheck   string
+	mysqlRestart string
+
+	nginxConf   string
+	nginxBin    string
+	nginxTest   string
+	nginxReload string
+	nginxProbe  string
+
+	sysctlConf string
+	systemdDir string
+	procRoot   string
+
+	ddl      string
+	hostWide bool
+	state    string
+	dryRun   bool
+	label    string
+	format   string
+	list     bool
+}
+
+// addTargetFlags registers the flags that say how each service is reached
+// (shared by apply and rollback).
+func addTargetFlags(f *pflag.FlagSet, o *applyOptions) {
+	f.StringVar(&o.dsn, "dsn", "", "the MySQL/MariaDB server (go-sql-driver DSN): needed for a my.cnf drop-in and --ddl")
+	f.StringVar(&o.mysqlRestart, "mysql-restart", "", `command restarting the server when a read-only variable changes ("none": such a change fails and rolls back; default "systemctl restart mariadb" or "systemctl restart mysql")`)
+	f.StringVar(&o.nginxConf, "nginx-conf", "/etc/nginx/nginx.conf", "nginx's main configuration file")
+	f.StringVar(&o.nginxBin, "nginx-bin", "nginx", "the nginx binary")
+	f.StringVar(&o.nginxTest, "nginx-test", "", `command line checking nginx's files (default "NGINX-BIN -t -c NGINX-CONF")`)
+	f.StringVar(&o.nginxReload, "nginx-reload", "", `command line reloading nginx (default "NGINX-BIN -s reload -c NGINX-CONF")`)
+	f.StringVar(&o.nginxProbe, "nginx-probe", "", "URL that must answer (status below 500) after the reload")
+	f.StringVar(&o.sysctlConf, "sysctl-conf", "/etc/sysctl.d/99-stacktune.conf", "where the sysctl.d file goes (apply; rollback takes the paths from the journal)")
+	f.StringVar(&o.systemdDir, "systemd-dir", "/etc/systemd/system", "directory of the units' drop-in directories (apply)")
+	f.StringVar(&o.procRoot, "proc-root", "", "where the kernel's settings are read and written (tests)")
+	_ = f.MarkHidden("proc-root")
+	f.BoolVar(&o.hostWide, "host-wide", false, "also change host-wide settings (sysctl.d, systemd drop-ins)")
+	f.StringVar(&o.state, "state", "", "directory of the transactions' journals and backups (default $XDG_STATE_HOME/stacktune/apply, ~/.local/state/stacktune/apply, or /var/lib/stacktune/apply as root)")
+	f.StringVar(&o.format, "format", report.Text, "output format: text, json")
+}
+
+func newApplyCmd() *cobra.Command {
+	var o applyOptions
+	cmd := &cobra.Command{
+		Use:   "apply [flags] [EMIT-DIR]",
+		Short: "Apply the files of audit --emit (and proven index DDL) as one transaction that rolls back on failure",
+		Long: `apply puts the files that "stacktune audit --emit DIR" wrote in place and makes the
+running services use them, as one transaction: every file it replaces is backed up
+in a journal (--state) first, the files are checked (mariadbd --help --verbose,
+nginx -t), then each service is activated (SET GLOBAL, or a restart for read-only
+variables; nginx reload; sysctl; systemctl restart) and its running values are read
+back. Any failure puts the old files and settings back. "stacktune rollback" undoes
+the last applied transaction.
+
+  mysql/99-stacktune.cnf        -> --mysql-conf (needs --dsn)
+  nginx/stacktune.conf          -> edits --nginx-conf and the files it includes
+  sysctl/99-stacktune.conf      -> --sysctl-conf (host-wide)
+  systemd/UNIT.d/stacktune.conf -> --systemd-dir/UNIT.d/stacktune.conf (host-wide)
+  --ddl FILE                    -> ALTER TABLE ... ADD INDEX on --dsn
+
+Host-wide files are only applied with --host-wide. memcached and Redis settings
+are not applied (apply says why). --dry-run shows the diff of every file and
+changes nothing. --list shows the transactions of --state.`,
+		Example: `  stacktune apply --dsn 'root@unix(/run/mysqld/mysqld.sock)/' --dry-run ./tuned
+  stacktune apply --dsn 'root@unix(/run/mysqld/mysqld.sock)/' --label 'audit 2024-05' ./tuned
+  stacktune indexes --dsn "$DSN" > ix.sql && stacktune apply --dsn "$DSN" --ddl ix.sql
+  stacktune apply --list`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return runApply(cmd.Context(), o, dir, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	addTargetFlags(f, &o)
+	f.StringVar(&o.mysqlConf, "mysql-conf", "", "where the my.cnf drop-in goes (default /etc/mysql/mariadb.conf.d/99-stacktune.cnf for MariaDB, /etc/mysql/mysql.conf.d/99-stacktune.cnf for MySQL)")
+	f.StringVar(&o.mysqlCheck, "mysql-check", "", `command line checking the server's option files; it fails on a non-zero exit or an "[ERROR]"/"error:" line ("none": no check; default "mariadbd --help --verbose" or "mysqld --help --verbose")`)
+	f.StringVar(&o.ddl, "ddl", "", "also add the indexes of this file of ALTER TABLE ... ADD INDEX (stacktune indexes' output; - for standard input)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be written and changed, change nothing")
+	f.StringVar(&o.label, "label", "", "what the transaction is for (kept in its journal)")
+	f.BoolVar(&o.list, "list", false, "list the transactions in --state, newest first, and exit")
+	return cmd
+}
+
+func newRollbackCmd() *cobra.Command {
+	var o applyOptions
+	cmd := &cobra.Command{
+		Use:   "rollback [flags]",
+		Short: "Undo the last transaction of stacktune apply",
+		Long: `rollback undoes the newest applied transaction in --state: the files it replaced are
+put back (the ones it created are removed) and each service is brought back to its
+old settings and read back. Run it again to undo the transaction before. The
+services are reached with the same flags as apply's: without --dsn the MySQL
+settings and indexes, without an --nginx-* flag nginx, and without --host-wide
+sysctl and systemd units are not touched; their files are still restored and
+rollback names what must be reloaded or restarted by hand (and exits non-zero).`,
+		Example: `  stacktune rollback --dsn 'root@unix(/run/mysqld/mysqld.sock)/' --nginx-conf /etc/nginx/nginx.conf`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			nginx := false
+			for _, n := range []string{"nginx-conf", "nginx-bin", "nginx-test", "nginx-reload", "nginx-probe"} {
+				nginx = nginx || cmd.Flags().Changed(n)
+			}
+			return runRollback(cmd.Context(), o, nginx, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	addTargetFlags(cmd.Flags(), &o)
+	return cmd
+}
+
+// defaultStateDir is where journals live unless --state says otherwise.
+func defaultStateDir() (string, error) {
+	if os.Geteuid() == 0 {
+		return "/var/lib/stacktune/apply", nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "stacktune", "apply"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no --state and no home directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "stacktune", "apply"), nil
+}
+
+func (o *applyOptions) stateDir() (string, error) {
+	if o.state != "" {
+		return o.state, nil
+	}
+	return defaultStateDir()
+}
+
+// splitCommand splits a command line into argv as a POSIX shell would
+// for words, single and double quotes and backslashes (nothing else is
+// interpreted: no variables, globs or pipes).
+func splitCommand(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("command %q: unclosed '", s)
+			}
+			cur.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("command %q: unclosed \"", s)
+			}
+			inWord = true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+// command turns a command-line flag into a step: "" takes def, "none"
+// gives nil. strict makes output "[ERROR]" lines fail it too.
+func command(flag, value string, def []string, strict bool) (func(context.Context) error, error) {
+	argv := def
+	if value == "none" {
+		return nil, nil
+	}
+	if value != "" {
+		var err error
+		if argv, err = splitCommand(value); err != nil {
+			return nil, fmt.Errorf("--%s: %w", flag, err)
+		}
+		if len(argv) == 0 {
+			return nil, fmt.Errorf("--%s: empty command", flag)
+		}
+	}
+	if len(argv) == 0 {
+		return nil, nil
+	}
+	if strict {
+		return apply.CommandCheckStrict(argv...), nil
+	}
+	return apply.CommandCheck(argv...), nil
+}
+
+// findBinary looks a server binary up in PATH, then /usr/sbin.
+func findBinary(names ...string) string {
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+		if p := filepath.Join("/usr/sbin", n); isExecutable(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// probeURL GETs url until it answers below 500 (nginx's new workers may
+// take a moment after nginx -s reload returns).
+func probeURL(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		client := &http.Client{Timeout: 5 * time.Second}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := client.Do(req)
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode < 500 {
+					return nil
+				}
+				err = fmt.Errorf("GET %s: %s", url, resp.Status)
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("probe: %w", err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+// openDB connects to --dsn; isMariaDB says which server answered.
+func openDB(ctx context.Context, dsn string) (*sql.DB, bool, error) {
+	db, err := dbconn.Open(ctx, dsn, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		db.Close()
+		return nil, false, dbconn.Explain(err, dsn)
+	}
+	return db, strings.Contains(strings.ToLower(v), "mariadb"), nil
+}
+
+// targetsConfig turns the flags into apply.EmitTargets.
+func (o *applyOptions) targetsConfig(db *sql.DB, mariadb, nginx bool) (apply.EmitTargets, error) {
+	et := apply.EmitTargets{
+		DB: db, Nginx: nginx, NginxConf: o.nginxConf,
+		SysctlConf: o.sysctlConf, SystemdDir: o.systemdDir, ProcRoot: o.procRoot,
+		HostWide: o.hostWide,
+	}
+	var err error
+	if db != nil {
+		server, conf, bins := "mysql", "/etc/mysql/mysql.conf.d/99-stacktune.cnf", []string{"mysqld"}
+		if mariadb {
+			server, conf, bins = "mariadb", "/etc/mysql/mariadb.conf.d/99-stacktune.cnf", []string{"mariadbd", "mysqld"}
+		}
+		et.MySQLConf = o.mysqlConf
+		if et.MySQLConf == "" {
+			et.MySQLConf = conf
+		}
+		if et.MySQLRestart, err = command("mysql-restart", o.mysqlRestart, []string{"systemctl", "restart", server}, false); err != nil {
+			return et, err
+		}
+		var check []string
+		if o.mysqlCheck == "" {
+			bin := findBinary(bins...)
+			if bin == "" {
+				return et, fmt.Errorf("no %s found in PATH or /usr/sbin to check the option files: give --mysql-check (or --mysql-check none)", bins[0])
+			}
+			check = []string{bin, "--help", "--verbose"}
+		}
+		if et.MySQLCheck, err = command("mysql-check", o.mysqlCheck, check, true); err != nil {
+			return et, err
+		}
+	}
+	if et.NginxTest, err = command("nginx-test", o.nginxTest, []string{o.nginxBin, "-t", "-c", o.nginxConf}, false); err != nil {
+		return et, err
+	}
+	if et.NginxReload, err = command("nginx-reload", o.nginxReload, []string{o.nginxBin, "-s", "reload", "-c", o.nginxConf}, false); err != nil {
+		return et, err
+	}
+	if o.nginxProbe != "" {
+		et.NginxProbe = probeURL(o.nginxProbe)
+	}
+	return et, nil
+}
+
+func runApply(ctx context.Context, o applyOptions, dir string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if err := report.CheckFormat(o.format, report.Text, report.JSON); err != nil {
+		return err
+	}
+	state, err := o.stateDir()
+	if err != nil {
+		return err
+	}
+	if o.list {
+		return listTransactions(state, o.format, stdout)
+	}
+	if dir == "" && o.ddl == "" {
+		return errors.New("nothing to apply: give the directory of stacktune audit --emit, or --ddl FILE")
+	}
+	needDB := o.ddl != "" || (dir != "" && apply.EmitHasMySQL(dir))
+	var db *sql.DB
+	mariadb := false
+	if needDB {
+		if o.dsn == "" {
+			if o.ddl != "" {
+				return errors.New("--ddl needs --dsn: the indexes are added on that server")
+			}
+			return fmt.Errorf("%s holds a my.cnf drop-in: give --dsn, the server it is applied to and read back from", dir)
+		}
+		if db, mariadb, err = openDB(ctx, o.dsn); err != nil {
+			return err
+		}
+		defer db.Close()
+	}
+	et, err := o.targetsConfig(db, mariadb, true)
+	if err != nil {
+		return err
+	}
+
+	var targets []apply.Target
+	if dir != "" {
+		ts, notes, err := apply.FromEmitDir(dir, et)
+		for _, n := range notes {
+			fmt.Fprintln(stderr, "stacktune:", n)
+		}
+		if err != nil {
+			return err
+		}
+		targets = ts
+	}
+	if o.ddl != "" {
+		var text []byte
+		if o.ddl == "-" {
+			text, err = io.ReadAll(stdin)
+		} else {
+			text, err = os.ReadFile(o.ddl)
+		}
+		if err != nil {
+			return fmt.Errorf("--ddl: %w", err)
+		}
+		var schema string
+		_ = db.QueryRowContext(ctx, "SELECT COALESCE(DATABASE(), '')").Scan(&schema)
+		ixs, err := apply.ParseIndexDDL(string(text), schema)
+		if err != nil {
+			return fmt.Errorf("--ddl %s: %w", o.ddl, err)
+		}
+		if len(ixs) == 0 {
+			fmt.Fprintf(stderr, "stacktune: --ddl %s holds no index\n", o.ddl)
+		} else {
+			targets = append(targets, &apply.DDL{DB: db, Indexes: ixs})
+		}
+	}
+	if len(targets) == 0 {
+		return errors.New("nothing to apply")
+	}
+	if o.dryRun {
+		return dryRun(ctx, targets, o, stdout)
+	}
+	if o.hostWide {
+		// A unit's drop-in directory often does not exist yet.
+		for _, t := range targets {
+			if sd, ok := t.(*apply.SystemdDropIn); ok {
+				if err := os.MkdirAll(filepath.Dir(sd.Path), 0o755); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	opt := apply.Options{StateDir: state, HostWide: o.hostWide, Label: o.label,
+		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }}
+	res, err := apply.Run(ctx, targets, opt)
+	if res != nil {
+		if werr := writeApplyResult(stdout, res, o.format, false); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+func runRollback(ctx context.Context, o applyOptions, nginx bool, stdout, stderr io.Writer) error {
+	if err := report.CheckFormat(o.format, report.Text, report.JSON); err != nil {
+		return err
+	}
+	state, err := o.stateDir()
+	if err != nil {
+		return err
+	}
+	var db *sql.DB
+	mariadb := false
+	if o.dsn != "" {
+		if db, mariadb, err = openDB(ctx, o.dsn); err != nil {
+			return err
+		}
+		defer db.Close()
+	}
+	o.mysqlCheck = "none" // a rollback puts back files that passed before
+	et, err := o.targetsConfig(db, mariadb, nginx)
+	if err != nil {
+		return err
+	}
+	targets, err := apply.RollbackTargets(state, et)
+	if err != nil {
+		return err
+	}
+	opt := apply.Options{StateDir: state, HostWide: o.hostWide,
+		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }}
+	res, err := apply.Rollback(ctx, targets, opt)
+	if res != nil {
+		if werr := writeApplyResult(stdout, res, o.format, true); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// writeApplyResult prints what Run or Rollback did.
+func writeApplyResult(w io.Writer, res *apply.Result, format string, rollback bool) error {
+	if format == report.JSON {
+		return report.WriteJSON(w, res)
+	}
+	var b strings.Builder
+	if res.Recovered != "" {
+		fmt.Fprintf(&b, "restored the half-done transaction %s first\n", res.Recovered)
+	}
+	switch {
+	case res.ID == "":
+		b.WriteString("nothing applied\n")
+	case rollback:
+		fmt.Fprintf(&b, "rolled back transaction %s", res.ID)
+	case res.RolledBack:
+		fmt.Fprintf(&b, "transaction %s failed and was rolled back", res.ID)
+	default:
+		fmt.Fprintf(&b, "applied transaction %s", res.ID)
+	}
+	if res.ID != "" {
+		if res.Label != "" {
+			fmt.Fprintf(&b, " (%s)", res.Label)
+		}
+		b.WriteString("\n")
+	}
+	for _, t := range res.Targets {
+		fmt.Fprintf(&b, "%s:\n", t.Name)
+		verb := "wrote"
+		if rollback {
+			verb = "restored"
+		}
+		for _, f := range t.Files {
+			fmt.Fprintf(&b, "  %s %s\n", verb, f)
+		}
+		keys := make([]string, 0, len(t.After))
+		for k := range t.After {
+			keys = append(keys, k)
+		}
+		for k := range t.Before {
+			if _, ok := t.After[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			before, after := t.Before[k], t.After[k]
+			if before == after {
+				fmt.Fprintf(&b, "  %s: %s (unchanged)\n", k, after)
+			} else {
+				fmt.Fprintf(&b, "  %s: %s → %s\n", k, orDash(before), orDash(after))
+			}
+		}
+	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(&b, "skipped (host-wide; apply them with --host-wide): %s\n", strings.Join(res.Skipped, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// dryRun prints the file diffs and the settings that would change.
+func dryRun(ctx context.Context, targets []apply.Target, o applyOptions, w io.Writer) error {
+	previews, err := apply.DryRun(targets, o.hostWide)
+	if err != nil {
+		return err
+	}
+	type plannedTarget struct {
+		Name    string          `json:"name"`
+		Skipped bool            `json:"skipped,omitempty"`
+		Files   []apply.Preview `json:"files"`
+		Before  apply.State     `json:"before,omitempty"`
+		Wanted  apply.State     `json:"wanted"`
+		Unread  string          `json:"unread,omitempty"` // why the running values could not be read
+	}
+	var plan []plannedTarget
+	for _, t := range targets {
+		p := plannedTarget{Name: t.Name(), Skipped: t.HostWide() && !o.hostWide, Wanted: t.Wanted(), Files: []apply.Preview{}}
+		for _, pv := range previews {
+			if pv.Target == t.Name() {
+				p.Files = append(p.Files, pv)
+			}
+		}
+		if !p.Skipped {
+			before, err := t.Snapshot(ctx)
+			if err != nil {
+				p.Unread = err.Error() // a dry run still shows the files
+			}
+			p.Before = before
+		}
+		plan = append(plan, p)
+	}
+	if o.format == report.JSON {
+		return report.WriteJSON(w, map[string]any{"dry_run": true, "targets": plan})
+	}
+	var b strings.Builder
+	b.WriteString("dry run: nothing is changed\n")
+	for _, p := range plan {
+		fmt.Fprintf(&b, "\n%s", p.Name)
+		if p.Skipped {
+			b.WriteString(" (host-wide: skipped without --host-wide)")
+		}
+		b.WriteString(":\n")
+		for _, f := range p.Files {
+			switch {
+			case f.Diff == "":
+				fmt.Fprintf(&b, "  %s: unchanged\n", f.Path)
+			case !f.Exists:
+				fmt.Fprintf(&b, "  would create %s:\n%s", f.Path, f.Diff)
+			default:
+				fmt.Fprintf(&b, "  would change %s:\n%s", f.Path, f.Diff)
+			}
+		}
+		if p.Unread != "" {
+			fmt.Fprintf(&b, "  (the running values could not be read: %s)\n", p.Unread)
+		}
+		for _, k := range sortedStateKeys(p.Wanted) {
+			if p.Before == nil {
+				fmt.Fprintf(&b, "  %s: → %s\n", k, p.Wanted[k])
+				continue
+			}
+			before, ok := p.Before[k]
+			switch {
+			case !ok:
+				fmt.Fprintf(&b, "  %s: → %s (a startup option: read at the next restart)\n", k, p.Wanted[k])
+			case apply.ValueEqual(p.Wanted[k], before):
+				fmt.Fprintf(&b, "  %s: %s (unchanged)\n", k, before)
+			default:
+				fmt.Fprintf(&b, "  %s: %s → %s\n", k, orDash(before), p.Wanted[k])
+			}
+		}
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+func sortedStateKeys(s apply.State) []string {
+	ks := make([]string, 0, len(s))
+	for k := range s {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// listTransactions prints apply.History.
+func listTransactions(state, format string, w io.Writer) error {
+	hist, err := apply.History(state)
+	if err != nil {
+		return err
+	}
+	if format == report.JSON {
+		if hist == nil {
+			hist = []apply.Summary{}
+		}
+		return report.WriteJSON(w, hist)
+	}
+	if len(hist) == 0 {
+		_, err := fmt.Fprintf(w, "no transactions in %s\n", state)
+		return err
+	}
+	var b strings.Builder
+	for _, s := range hist {
+		fmt.Fprintf(&b, "%s  %-15s  %s", s.ID, s.State, s.Started.Local().Format("2006-01-02 15:04:05"))
+		if s.Label != "" {
+			fmt.Fprintf(&b, "  %s", s.Label)
+		}
+		b.WriteString("\n")
+		for _, f := range s.Files {
+			fmt.Fprintf(&b, "    %s\n", f)
+		}
+		if s.Error != "" {
+			fmt.Fprintf(&b, "    error: %s\n", s.Error)
+		}
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,432 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacktune/stacktune/sandbox"
+)
+
+// emitDir writes files (path relative to the directory → content) as
+// stacktune audit --emit would and returns the directory.
+func emitDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func globalVar(t *testing.T, srv *sandbox.MariaDB, name string) string {
+	t.Helper()
+	var k, v string
+	if err := srv.DB().QueryRow("SHOW GLOBAL VARIABLES LIKE '"+name+"'").Scan(&k, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// transactions lists --state through apply --list --format json.
+func transactions(t *testing.T, state string) []map[string]any {
+	t.Helper()
+	out, _, err := run(t, "", "apply", "--list", "--format", "json", "--state", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h []map[string]any
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return h
+}
+
+// TestApplyMySQLCLI applies my.cnf drop-ins and index DDL to a real
+// MariaDB reading its option files from conf.d, and rolls them back.
+func TestApplyMySQLCLI(t *testing.T) {
+	srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})
+	state := t.TempDir()
+	conf := filepath.Join(srv.ConfDir(), "99-stacktune.cnf")
+	flags := []string{"--dsn", srv.DSN(""), "--state", state,
+		"--mysql-conf", conf,
+		"--mysql-check", srv.Binary() + " --defaults-file=" + srv.DefaultsFile() + " --help --verbose",
+		"--mysql-restart", "none"}
+	applyArgs := func(extra ...string) []string { return append(append([]string{"apply"}, flags...), extra...) }
+	initial := globalVar(t, srv, "max_connections")
+	if initial == "77" {
+		t.Fatal("the sandbox already runs with max_connections 77")
+	}
+
+	t.Run("apply a dynamic variable, read back", func(t *testing.T) {
+		dir := emitDir(t, map[string]string{"mysql/99-stacktune.cnf": "[mysqld]\n# F1: too few connections\nmax_connections = 77\n"})
+		out, errOut, err := run(t, "", applyArgs("--label", "first", dir)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		for _, w := range []string{"applied transaction ", "(first)", "wrote " + conf, "max_connections: " + initial + " → 77"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("output lacks %q:\n%s", w, out)
+			}
+		}
+		if got := globalVar(t, srv, "max_connections"); got != "77" {
+			t.Errorf("max_connections = %s", got)
+		}
+		if b, _ := os.ReadFile(conf); !strings.Contains(string(b), "max_connections = 77") {
+			t.Errorf("drop-in:\n%s", b)
+		}
+	})
+	t.Run("a refused value changes nothing", func(t *testing.T) {
+		for name, cnf := range map[string]string{
+			"exit status": "[mysqld]\nmax_connections = lots\n",
+			// mariadbd --help --verbose exits 0 here, with an [ERROR] line.
+			"[ERROR] line": "[mysqld]\ninnodb_buffer_pool_size = abc\n",
+		} {
+			t.Run(name, func(t *testing.T) {
+				n := len(transactions(t, state))
+				out, _, err := run(t, "", applyArgs(emitDir(t, map[string]string{"mysql/99-stacktune.cnf": cnf}))...)
+				if err == nil || !strings.Contains(err.Error(), "validating mysql") || !strings.Contains(err.Error(), "rolled back") {
+					t.Fatalf("err = %v", err)
+				}
+				if !strings.Contains(out, "failed and was rolled back") {
+					t.Errorf("output:\n%s", out)
+				}
+				if got := globalVar(t, srv, "max_connections"); got != "77" {
+					t.Errorf("max_connections = %s", got)
+				}
+				if b, _ := os.ReadFile(conf); !strings.Contains(string(b), "max_connections = 77") || strings.Contains(string(b), "abc") || strings.Contains(string(b), "lots") {
+					t.Errorf("the drop-in changed:\n%s", b)
+				}
+				h := transactions(t, state)
+				if len(h) != n+1 || h[0]["state"] != "rolled-back" {
+					t.Errorf("history: %v", h)
+				}
+			})
+		}
+	})
+	t.Run("dry run writes nothing", func(t *testing.T) {
+		n := len(transactions(t, state))
+		old, _ := os.ReadFile(conf)
+		out, _, err := run(t, "", applyArgs("--dry-run", emitDir(t, map[string]string{"mysql/99-stacktune.cnf": "[mysqld]\nmax_connections = 99\n"}))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"dry run", "would change " + conf, "-max_connections = 77", "+max_connections = 99", "max_connections: 77 → 99"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("output lacks %q:\n%s", w, out)
+			}
+		}
+		if b, _ := os.ReadFile(conf); string(b) != string(old) {
+			t.Errorf("the drop-in changed")
+		}
+		if got := globalVar(t, srv, "max_connections"); got != "77" {
+			t.Errorf("max_connections = %s", got)
+		}
+		if len(transactions(t, state)) != n {
+			t.Errorf("a dry run left a transaction")
+		}
+	})
+	t.Run("DDL from stdin, then rollbacks walk back", func(t *testing.T) {
+		for _, q := range []string{"CREATE DATABASE app", "CREATE TABLE app.relations (id INT PRIMARY KEY, one INT, created_at DATETIME)"} {
+			if _, err := srv.DB().Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		index := func() int {
+			var n int
+			srv.DB().QueryRow("SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema='app' AND index_name='idx_one_created_at'").Scan(&n)
+			return n
+		}
+		ddl := "ALTER TABLE `app`.`relations` ADD INDEX `idx_one_created_at` (`one`, `created_at`), ALGORITHM=INPLACE, LOCK=NONE;\n"
+		out, errOut, err := run(t, ddl, applyArgs("--ddl", "-")...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		if !strings.Contains(out, "app.relations.idx_one_created_at: absent → present") {
+			t.Errorf("output:\n%s", out)
+		}
+		if index() == 0 {
+			t.Fatal("the index was not added")
+		}
+		rb := []string{"rollback", "--dsn", srv.DSN(""), "--state", state, "--mysql-restart", "none"}
+		out, errOut, err = run(t, "", rb...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		if !strings.Contains(out, "rolled back transaction") || index() != 0 {
+			t.Errorf("after the first rollback (%d indexes):\n%s", index(), out)
+		}
+		if got := globalVar(t, srv, "max_connections"); got != "77" {
+			t.Errorf("the first rollback undid more than the DDL: max_connections = %s", got)
+		}
+		out, errOut, err = run(t, "", rb...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		if !strings.Contains(out, "restored "+conf) || !strings.Contains(out, "max_connections: 77 → "+initial) {
+			t.Errorf("output:\n%s", out)
+		}
+		if got := globalVar(t, srv, "max_connections"); got != initial {
+			t.Errorf("max_connections = %s after rollback, want %s", got, initial)
+		}
+		if _, err := os.Stat(conf); !os.IsNotExist(err) {
+			t.Errorf("the drop-in the first apply created is still there: %v", err)
+		}
+		if _, _, err := run(t, "", rb...); err == nil || !strings.Contains(err.Error(), "no applied change") {
+			t.Errorf("third rollback: %v", err)
+		}
+	})
+	t.Run("rollback without --dsn restores the file and says what to restart", func(t *testing.T) {
+		state := t.TempDir()
+		args := append(append([]string{"apply"}, flags...), "--state", state, emitDir(t, map[string]string{"mysql/99-stacktune.cnf": "[mysqld]\nmax_connections = 66\n"}))
+		if _, errOut, err := run(t, "", args...); err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		_, _, err := run(t, "", "rollback", "--state", state)
+		if err == nil || !strings.Contains(err.Error(), "mysql must be reloaded or restarted by hand") {
+			t.Fatalf("err = %v", err)
+		}
+		if _, err := os.Stat(conf); !os.IsNotExist(err) {
+			t.Errorf("the drop-in is still there")
+		}
+		if _, err := srv.DB().Exec("SET GLOBAL max_connections = " + initial); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestApplyNginxCLI edits a real nginx's configuration with a snippet,
+// reloads it with the sandbox's command line, and rolls back.
+func TestApplyNginxCLI(t *testing.T) {
+	n := sandbox.NewNginx(t, sandbox.NginxOptions{HTTPConfig: `    upstream app {
+        server 127.0.0.1:9;
+    }
+    server {
+        listen 127.0.0.1:{{PORT}};
+        root {{DIR}}/html;
+    }
+`})
+	state := t.TempDir()
+	base := n.Binary() + " -p " + n.Prefix() + " -c " + n.ConfigPath() + " -e " + n.ErrorLogPath() + " -g 'daemon off;'"
+	flags := []string{"--state", state, "--nginx-conf", n.ConfigPath(),
+		"--nginx-test", base + " -t", "--nginx-reload", base + " -s reload", "--nginx-probe", n.URL()}
+	server := func(want func(string) bool) string {
+		t.Helper()
+		var s string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			resp, err := http.Get(n.URL())
+			if err != nil {
+				continue
+			}
+			resp.Body.Close()
+			if s = resp.Header.Get("Server"); want(s) {
+				break
+			}
+		}
+		return s
+	}
+	old, _ := os.ReadFile(n.ConfigPath())
+
+	dir := emitDir(t, map[string]string{"nginx/stacktune.conf": "# --- in nginx upstream app {} ---\nkeepalive 32;\n\n# --- in nginx http {} ---\nserver_tokens off;\n"})
+	out, errOut, err := run(t, "", append(append([]string{"apply"}, flags...), dir)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "applied transaction") || !strings.Contains(out, "wrote "+n.ConfigPath()) {
+		t.Errorf("output:\n%s", out)
+	}
+	b, _ := os.ReadFile(n.ConfigPath())
+	if !strings.Contains(string(b), "keepalive 32;") || !strings.Contains(string(b), "server_tokens off;") {
+		t.Fatalf("config:\n%s", b)
+	}
+	if s := server(func(s string) bool { return s == "nginx" }); s != "nginx" {
+		t.Errorf("Server header %q: the reload did not take server_tokens off", s)
+	}
+	applied := b
+
+	bad := emitDir(t, map[string]string{"nginx/stacktune.conf": "# --- in nginx http {} ---\nkeepalive_timeout forever;\n"})
+	if _, _, err := run(t, "", append(append([]string{"apply"}, flags...), bad)...); err == nil || !strings.Contains(err.Error(), "validating nginx") {
+		t.Fatalf("err = %v", err)
+	}
+	if b, _ := os.ReadFile(n.ConfigPath()); string(b) != string(applied) {
+		t.Errorf("a refused snippet changed the file")
+	}
+
+	out, errOut, err = run(t, "", append([]string{"rollback"}, flags...)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "restored "+n.ConfigPath()) {
+		t.Errorf("output:\n%s", out)
+	}
+	if b, _ := os.ReadFile(n.ConfigPath()); string(b) != string(old) {
+		t.Errorf("rollback did not restore nginx.conf")
+	}
+	if s := server(func(s string) bool { return strings.HasPrefix(s, "nginx/") }); !strings.HasPrefix(s, "nginx/") {
+		t.Errorf("Server header %q after the rollback: not reloaded", s)
+	}
+}
+
+// TestApplyHostWideCLI: sysctl and systemd drop-ins are skipped without
+// --host-wide; with it, a sysctl file is applied to a fake /proc/sys (the
+// real host is never touched) and rolled back.
+func TestApplyHostWideCLI(t *testing.T) {
+	proc := t.TempDir()
+	knob := filepath.Join(proc, "net", "core", "somaxconn")
+	os.MkdirAll(filepath.Dir(knob), 0o755)
+	os.WriteFile(knob, []byte("128\n"), 0o644)
+	etc := t.TempDir()
+	sysctlConf := filepath.Join(etc, "99-stacktune.conf")
+	state := t.TempDir()
+	flags := []string{"--state", state, "--proc-root", proc, "--sysctl-conf", sysctlConf, "--systemd-dir", etc}
+
+	dir := emitDir(t, map[string]string{
+		"sysctl/99-stacktune.conf":               "# F9: short accept queue\nnet.core.somaxconn = 4096\n",
+		"systemd/nginx.service.d/stacktune.conf": "[Service]\nLimitNOFILE=65536\n",
+		"memcached/options":                      "-c 4096\n",
+		"redis/stacktune.conf":                   "maxmemory-policy allkeys-lru\n",
+	})
+	t.Run("skipped without --host-wide", func(t *testing.T) {
+		out, errOut, err := run(t, "", append(append([]string{"apply"}, flags...), dir)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "skipped (host-wide") || !strings.Contains(out, "sysctl") || !strings.Contains(out, "systemd nginx.service") {
+			t.Errorf("output:\n%s", out)
+		}
+		for _, w := range []string{"memcached/options: not applied", "redis/stacktune.conf: not applied", "CONFIG SET"} {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("stderr lacks %q:\n%s", w, errOut)
+			}
+		}
+		if _, err := os.Stat(sysctlConf); !os.IsNotExist(err) {
+			t.Errorf("sysctl.d file written without --host-wide")
+		}
+		if _, err := os.Stat(filepath.Join(etc, "nginx.service.d")); !os.IsNotExist(err) {
+			t.Errorf("systemd drop-in written without --host-wide")
+		}
+		if b, _ := os.ReadFile(knob); string(b) != "128\n" {
+			t.Errorf("somaxconn = %q", b)
+		}
+		if len(transactions(t, state)) != 0 {
+			t.Errorf("a transaction was recorded")
+		}
+	})
+	t.Run("applied to a fake /proc/sys with --host-wide, rolled back", func(t *testing.T) {
+		only := emitDir(t, map[string]string{"sysctl/99-stacktune.conf": "net.core.somaxconn = 4096\n"})
+		out, errOut, err := run(t, "", append(append([]string{"apply", "--host-wide"}, flags...), only)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		if !strings.Contains(out, "net.core.somaxconn: 128 → 4096") {
+			t.Errorf("output:\n%s", out)
+		}
+		if b, _ := os.ReadFile(knob); strings.TrimSpace(string(b)) != "4096" {
+			t.Errorf("somaxconn = %q", b)
+		}
+		if _, err := os.Stat(sysctlConf); err != nil {
+			t.Errorf("sysctl.d file: %v", err)
+		}
+		if _, errOut, err := run(t, "", append([]string{"rollback", "--host-wide"}, flags...)...); err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		if b, _ := os.ReadFile(knob); strings.TrimSpace(string(b)) != "128" {
+			t.Errorf("somaxconn = %q after rollback", b)
+		}
+		if _, err := os.Stat(sysctlConf); !os.IsNotExist(err) {
+			t.Errorf("sysctl.d file still there after rollback")
+		}
+	})
+	t.Run("dry run shows the files, writes nothing", func(t *testing.T) {
+		out, _, err := run(t, "", append(append([]string{"apply", "--dry-run", "--host-wide"}, flags...), dir)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "would create "+sysctlConf) || !strings.Contains(out, "+net.core.somaxconn = 4096") || !strings.Contains(out, "net.core.somaxconn: 128 → 4096") {
+			t.Errorf("output:\n%s", out)
+		}
+		if _, err := os.Stat(sysctlConf); !os.IsNotExist(err) {
+			t.Errorf("dry run wrote %s", sysctlConf)
+		}
+		if b, _ := os.ReadFile(knob); string(b) != "128\n" {
+			t.Errorf("somaxconn = %q", b)
+		}
+	})
+}
+
+// TestApplyCLIErrors: the flags' errors, and a DSN's password is never
+// printed.
+func TestApplyCLIErrors(t *testing.T) {
+	state := t.TempDir()
+	mysqlDir := emitDir(t, map[string]string{"mysql/99-stacktune.cnf": "[mysqld]\nmax_connections = 77\n"})
+	const dsn = "stacktune:s3cretPW@tcp(127.0.0.1:1)/app?timeout=1s"
+	for _, args := range [][]string{
+		{"apply", "--state", state, "--dsn", dsn, mysqlDir},
+		{"apply", "--state", state, "--dsn", dsn, "--ddl", "-"},
+		{"rollback", "--state", state, "--dsn", dsn},
+	} {
+		out, errOut, err := run(t, "ALTER TABLE t ADD INDEX i (c);", args...)
+		if err == nil {
+			t.Fatalf("%v: no error", args)
+		}
+		all := out + errOut + err.Error()
+		if strings.Contains(all, "s3cretPW") {
+			t.Errorf("%v: the password is printed: %s", args[0], all)
+		}
+		if !strings.Contains(err.Error(), "***") {
+			t.Errorf("%v: the masked DSN is not named: %v", args[0], err)
+		}
+	}
+	cases := []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"apply", "--state", state}, "nothing to apply"},
+		{[]string{"apply", "--state", state, mysqlDir}, "give --dsn"},
+		{[]string{"apply", "--state", state, "--ddl", "x.sql"}, "--ddl needs --dsn"},
+		{[]string{"apply", "--state", state, t.TempDir()}, "none of the files"},
+		{[]string{"apply", "--state", state, "--format", "yaml", mysqlDir}, "yaml"},
+		{[]string{"rollback", "--state", state}, "no applied change"},
+	}
+	for _, tc := range cases {
+		if _, _, err := run(t, "", tc.args...); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.err)
+		}
+	}
+	out, _, err := run(t, "", "apply", "--list", "--state", state)
+	if err != nil || !strings.Contains(out, "no transactions") {
+		t.Errorf("--list: %v %q", err, out)
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	cases := map[string][]string{
+		`nginx -t -c /etc/nginx/nginx.conf`:  {"nginx", "-t", "-c", "/etc/nginx/nginx.conf"},
+		`nginx -g 'daemon off; pid /x;'  -t`: {"nginx", "-g", "daemon off; pid /x;", "-t"},
+		`a "b \"c\" d" e\ f ''`:              {"a", `b "c" d`, "e f", ""},
+		`  systemctl   restart mariadb  `:    {"systemctl", "restart", "mariadb"},
+		`x"y"'z'`:                            {"xyz"},
+		``:                                   nil,
+	}
+	for in, want := range cases {
+		got, err := splitCommand(in)
+		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("splitCommand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`a 'b`, `a "b`} {
+		if _, err := splitCommand(bad); err == nil {
+			t.Errorf("splitCommand(%q): no error", bad)
+		}
+	}
+}
