@@ -208,6 +208,11 @@ func hasParam(n ast.Node) bool {
 type analyzer struct {
 	q       *Query
 	resolve Resolver
+	// aliases are the select list's names, which GROUP BY, ORDER BY and
+	// HAVING see before the tables' columns: an alias of a plain column
+	// maps to it, one of an expression (MAX(created_at) AS updated) to
+	// nil, so it is no column of any table.
+	aliases map[string]*ast.ColumnName
 }
 
 func (a *analyzer) issue(format string, args ...any) {
@@ -239,6 +244,21 @@ func (a *analyzer) selectStmt(s *ast.SelectStmt) error {
 		}
 	}
 	a.where(s.Where)
+	if s.Fields != nil {
+		for _, f := range s.Fields.Fields {
+			if f.AsName.L == "" {
+				continue
+			}
+			if a.aliases == nil {
+				a.aliases = map[string]*ast.ColumnName{}
+			}
+			var col *ast.ColumnName
+			if c, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+				col = c.Name
+			}
+			a.aliases[f.AsName.L] = col
+		}
+	}
 	if s.GroupBy != nil {
 		var cols []string
 		t := a.byItems(s.GroupBy.Items, func(c string, _ bool) { cols = append(cols, c) })
@@ -271,21 +291,43 @@ func (a *analyzer) byItems(items []*ast.ByItem, add func(string, bool)) *TableUs
 	for _, it := range items {
 		a.columns(it.Expr)
 	}
-	for _, it := range items {
+	names := make([]string, len(items))
+	for i, it := range items {
 		c, ok := it.Expr.(*ast.ColumnNameExpr)
 		if !ok {
 			return nil
 		}
-		t := a.table(c.Name)
+		t, name := a.column(c.Name)
 		if t == nil || (table != nil && t != table) {
 			return nil
 		}
-		table = t
+		table, names[i] = t, name
 	}
-	for _, it := range items {
-		add(it.Expr.(*ast.ColumnNameExpr).Name.Name.L, it.Desc)
+	for i, it := range items {
+		add(names[i], it.Desc)
 	}
 	return table
+}
+
+// column resolves a column reference to its table and column name,
+// seeing the select list's aliases first (a.aliases: set once the WHERE
+// clause, which cannot see them, is done); an alias of an expression is
+// no table's column.
+func (a *analyzer) column(c *ast.ColumnName) (*TableUse, string) {
+	if c == nil {
+		return nil, ""
+	}
+	if c.Table.L == "" {
+		if col, ok := a.aliases[c.Name.L]; ok {
+			if col == nil {
+				return nil, ""
+			}
+			if col != c {
+				return a.table(col), col.Name.L
+			}
+		}
+	}
+	return a.table(c), c.Name.L
 }
 
 func (t *TableUse) ref() string {
@@ -369,8 +411,8 @@ type colFinder struct {
 
 func (f colFinder) Enter(n ast.Node) (ast.Node, bool) {
 	if c, ok := n.(*ast.ColumnNameExpr); ok {
-		if t := f.a.table(c.Name); t != nil {
-			t.Columns = addCol(t.Columns, c.Name.Name.L)
+		if t, name := f.a.column(c.Name); t != nil {
+			t.Columns = addCol(t.Columns, name)
 		}
 	}
 	if _, ok := n.(*ast.SubqueryExpr); ok {

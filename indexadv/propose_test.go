@@ -29,6 +29,10 @@ func TestCandidates(t *testing.T) {
 		{"mixed order directions", "SELECT * FROM t WHERE a = 1 ORDER BY b DESC, c", [][]string{{"a", "b DESC", "c"}}, false},
 		{"join inner table", "SELECT u.nick_name FROM users u JOIN comments c ON c.user_id = u.id WHERE u.id = 4", [][]string{{"id", "nick_name"}}, true},
 		{"covering", "SELECT id, body FROM entries WHERE user_id = 3 ORDER BY created_at DESC", [][]string{{"user_id", "created_at", "id", "body"}}, true},
+		{"order by an aggregate's alias (refapp footprints): no such column", "SELECT owner_id, DATE(created_at) AS date, MAX(created_at) AS updated FROM footprints WHERE user_id = 7 GROUP BY owner_id, DATE(created_at) ORDER BY updated DESC LIMIT 50",
+			[][]string{{"user_id", "owner_id", "created_at"}}, true},
+		{"order by a column's alias: the column", "SELECT created_at AS t, id FROM entries WHERE user_id = 3 ORDER BY t DESC", [][]string{{"user_id", "created_at", "id"}}, true},
+		{"aliases swapped: no loop", "SELECT a AS b, b AS a FROM t WHERE c = 1 ORDER BY a", [][]string{{"c", "b", "a"}}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
