@@ -260,7 +260,10 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			for _, c := range Candidates(a.class.ID, schemaOf(t, a.db), t, card) {
 				if FitTypes(c, typeOf) {
 					cands = append(cands, c)
+					continue
 				}
+				res.Rejected = append(res.Rejected, Proposal{Table: c.Key(), Columns: c.ColumnNames(), DDL: c.DDL(), Queries: c.Queries,
+					Rejected: "a column is not in the table on the copy (an alias or a name the analysis could not resolve)"})
 			}
 		}
 	}
