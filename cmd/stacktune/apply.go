@@ -460,6 +460,21 @@ func runRollback(ctx context.Context, o applyOptions, nginx bool, stdout, stderr
 	if err != nil {
 		return err
 	}
+	if last, err := apply.LastApplied(state); err == nil && last != nil {
+		reached := map[string]bool{}
+		for _, t := range targets {
+			reached[t.Name()] = true
+		}
+		var manual []string
+		for _, n := range last.Targets {
+			if !reached[n] {
+				manual = append(manual, n)
+			}
+		}
+		if len(manual) > 0 {
+			fmt.Fprintf(stderr, "stacktune: undoing %s: %s not reachable with these flags (--dsn, --nginx-*, --host-wide): its files are restored, the service is not reloaded\n", last.ID, strings.Join(manual, ", "))
+		}
+	}
 	opt := apply.Options{StateDir: state, HostWide: o.hostWide,
 		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }}
 	res, err := apply.Rollback(ctx, targets, opt)

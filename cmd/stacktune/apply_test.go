@@ -192,9 +192,12 @@ func TestApplyMySQLCLI(t *testing.T) {
 		if _, errOut, err := run(t, "", args...); err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
 		}
-		_, _, err := run(t, "", "rollback", "--state", state)
+		_, errOut, err := run(t, "", "rollback", "--state", state)
 		if err == nil || !strings.Contains(err.Error(), "mysql must be reloaded or restarted by hand") {
 			t.Fatalf("err = %v", err)
+		}
+		if !strings.Contains(errOut, "mysql not reachable with these flags") {
+			t.Errorf("stderr:\n%s", errOut)
 		}
 		if _, err := os.Stat(conf); !os.IsNotExist(err) {
 			t.Errorf("the drop-in is still there")
@@ -345,6 +348,33 @@ func TestApplyHostWideCLI(t *testing.T) {
 		}
 		if _, err := os.Stat(sysctlConf); !os.IsNotExist(err) {
 			t.Errorf("sysctl.d file still there after rollback")
+		}
+	})
+	t.Run("--format json prints the result", func(t *testing.T) {
+		only := emitDir(t, map[string]string{"sysctl/99-stacktune.conf": "net.core.somaxconn = 1024\n"})
+		out, errOut, err := run(t, "", append(append([]string{"apply", "--host-wide", "--format", "json", "--label", "json"}, flags...), only)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		var res struct {
+			ID      string `json:"id"`
+			Label   string `json:"label"`
+			Targets []struct {
+				Name          string
+				Before, After map[string]string
+			} `json:"targets"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if res.ID == "" || res.Label != "json" || len(res.Targets) != 1 || res.Targets[0].Before["net.core.somaxconn"] != "128" || res.Targets[0].After["net.core.somaxconn"] != "1024" {
+			t.Errorf("result: %+v", res)
+		}
+		if h := transactions(t, state); len(h) == 0 || h[0]["id"] != res.ID || h[0]["state"] != "applied" {
+			t.Errorf("--list: %v", h)
+		}
+		if _, errOut, err := run(t, "", append([]string{"rollback", "--host-wide"}, flags...)...); err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
 		}
 	})
 	t.Run("dry run shows the files, writes nothing", func(t *testing.T) {
