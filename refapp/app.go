@@ -48,6 +48,12 @@ type Config struct {
 	// default) keeps the first version's one get and one set per user
 	// shown, with no expiry. Pages are the same either way.
 	CacheBatch bool `json:"cache_batch"`
+	// FriendSet fixes the home page's N+1 isFriend queries: it loads the
+	// user's friends once and checks each row against that set, instead
+	// of one query per row of the latest 1000 entries and comments. False
+	// (the default) keeps the first version's query per row. The page is
+	// the same either way.
+	FriendSet bool `json:"friend_set"`
 }
 
 // CacheTTL is the expiry, in seconds, of the users cached with
@@ -91,17 +97,18 @@ func (c Config) Write(path string) error {
 
 // Server is a running reference app.
 type Server struct {
-	db       *sql.DB
-	mc       *mcClient
-	batch    bool // Config.CacheBatch
-	ln       net.Listener
-	srv      *http.Server
-	network  string
-	done     chan struct{}
-	mu       sync.Mutex
-	sessions map[string]int
-	closeErr error
-	once     sync.Once
+	db        *sql.DB
+	mc        *mcClient
+	batch     bool // Config.CacheBatch
+	friendSet bool // Config.FriendSet
+	ln        net.Listener
+	srv       *http.Server
+	network   string
+	done      chan struct{}
+	mu        sync.Mutex
+	sessions  map[string]int
+	closeErr  error
+	once      sync.Once
 }
 
 // Start opens the database (and memcached when configured), listens and
@@ -122,7 +129,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		db.Close()
 		return nil, fmt.Errorf("refapp: database: %w", err)
 	}
-	s := &Server{db: db, batch: cfg.CacheBatch, sessions: make(map[string]int), done: make(chan struct{})}
+	s := &Server{db: db, batch: cfg.CacheBatch, friendSet: cfg.FriendSet, sessions: make(map[string]int), done: make(chan struct{})}
 	if cfg.Memcached != "" {
 		s.mc = newMC(cfg.Memcached)
 		if _, err := s.mc.get("refapp:ping"); err != nil && !errors.Is(err, errCacheMiss) {
@@ -704,12 +711,28 @@ func (s *Server) home(ctx context.Context, me *User) (*homePage, error) {
 	for _, c := range p.CommentsForMe {
 		refs = append(refs, userRef{c.UserID, &c.Author})
 	}
+	// isFriend is a query per row, or with FriendSet a lookup in the
+	// friend list loaded once.
+	isFriend := func(id int) (bool, error) { return s.isFriend(ctx, me.ID, id) }
+	permitted := func(id int) (bool, error) { return s.permitted(ctx, me.ID, id) }
+	if s.friendSet {
+		ids, _, err := s.friendList(ctx, me.ID)
+		if err != nil {
+			return nil, err
+		}
+		set := make(map[int]bool, len(ids))
+		for _, id := range ids {
+			set[id] = true
+		}
+		isFriend = func(id int) (bool, error) { return set[id], nil }
+		permitted = func(id int) (bool, error) { return id == me.ID || set[id], nil }
+	}
 	latest, err := s.queryEntries(ctx, qLatestEntries)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range latest {
-		ok, err := s.isFriend(ctx, me.ID, e.UserID)
+		ok, err := isFriend(e.UserID)
 		if err != nil {
 			return nil, err
 		}
@@ -727,7 +750,7 @@ func (s *Server) home(ctx context.Context, me *User) (*homePage, error) {
 		return nil, err
 	}
 	for _, c := range comments {
-		ok, err := s.isFriend(ctx, me.ID, c.UserID)
+		ok, err := isFriend(c.UserID)
 		if err != nil {
 			return nil, err
 		}
@@ -742,7 +765,7 @@ func (s *Server) home(ctx context.Context, me *User) (*homePage, error) {
 			continue
 		}
 		if es[0].Private {
-			if ok, err := s.permitted(ctx, me.ID, es[0].UserID); err != nil {
+			if ok, err := permitted(es[0].UserID); err != nil {
 				return nil, err
 			} else if !ok {
 				continue
