@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +29,10 @@ type diagnosis struct {
 	indexes *indexadv.Result
 	slowlog *digest.Report
 	used    map[int]bool // findings a step took, by index in audit.Findings
+	// nPlusOne are the query classes the index advice reported as N+1
+	// patterns; usedQuery marks those a step took.
+	nPlusOne  []indexadv.QueryReport
+	usedQuery map[int]bool
 }
 
 // diagnose runs the bench once more with the slow log at
@@ -129,6 +132,15 @@ func (l *loop) diagnose(ctx context.Context) (*diagnosis, error) {
 		return nil, fmt.Errorf("index advice: %w", err)
 	}
 	l.say("indexes: %d proven, %d rejected", len(d.indexes.Proposals), len(d.indexes.Rejected))
+	d.usedQuery = map[int]bool{}
+	for _, q := range d.indexes.Queries {
+		for _, pr := range q.Problems {
+			if strings.HasPrefix(pr, nPlusOnePrefix) {
+				d.nPlusOne = append(d.nPlusOne, q)
+				break
+			}
+		}
+	}
 	l.keep("slowlog-digest.json", d.slowlog)
 	l.keep("indexes.json", d.indexes)
 	return d, nil
@@ -148,9 +160,32 @@ func (d *diagnosis) take(keep func(f *advise.Finding) bool) []*advise.Finding {
 	return out
 }
 
+// nPlusOnePrefix starts indexadv's N+1 problem text.
+const nPlusOnePrefix = "N+1 pattern"
+
+// nPlusOneFinding turns an N+1 query class into a finding.
+func nPlusOneFinding(q indexadv.QueryReport) StepFinding {
+	sf := StepFinding{ID: "n-plus-one", Title: "N+1 queries: " + q.Fingerprint, Source: "stacktune indexes (the digest of the diagnosis run)",
+		Evidence: []string{fmt.Sprintf("calls in the diagnosis run: %d", q.Count), "sample: " + q.Sample}}
+	for _, pr := range q.Problems {
+		if strings.HasPrefix(pr, nPlusOnePrefix) {
+			sf.Change = "load the rows once per page (an IN list, a JOIN, or a set kept in memory) instead of one query per row"
+			sf.Evidence = append(sf.Evidence, pr)
+		}
+	}
+	return sf
+}
+
 // notApplied lists the findings no step took, with the reason.
 func (d *diagnosis) notApplied() []StepFinding {
 	out := []StepFinding{}
+	for i, q := range d.nPlusOne {
+		if !d.usedQuery[i] {
+			sf := nPlusOneFinding(q)
+			sf.Reason = "a change to the application the reference app has no switch for"
+			out = append(out, sf)
+		}
+	}
 	for i := range d.audit.Findings {
 		if d.used[i] {
 			continue
@@ -224,9 +259,3 @@ func (l *loop) keep(name string, v any) {
 }
 
 func cores() int { return runtime.NumCPU() }
-
-// sortedFindings orders findings by id for stable reports.
-func sortedFindings(fs []StepFinding) []StepFinding {
-	sort.SliceStable(fs, func(a, b int) bool { return fs[a].ID < fs[b].ID })
-	return fs
-}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -91,6 +92,9 @@ type StepResult struct {
 	RPS     float64 `json:"rps_median"`
 	P99MS   float64 `json:"p99_ms_median"`
 	ApplyID string  `json:"apply_id,omitempty"`
+	// RolledBack says why the step was undone after it was measured:
+	// every run scored below the worst run of the step before it.
+	RolledBack string `json:"rolled_back,omitempty"`
 }
 
 // StepFinding is a finding behind a step.
@@ -112,6 +116,7 @@ type loop struct {
 	scenario string
 	hist     *history.Store
 	runs     []history.Run
+	kept     []float64 // the scores of the last step kept (baseline first)
 	say      func(string, ...any)
 }
 
@@ -183,6 +188,7 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 		return res, err
 	}
 	base.XBaseline = 1
+	l.kept = base.Scores
 	res.Steps = append(res.Steps, base)
 	if base.Median <= 0 {
 		return res, fmt.Errorf("the baseline scored %v: the reference stack does not work (see the failed runs)", base.Scores)
@@ -213,7 +219,9 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 }
 
 // runSteps plans, applies and measures each step on d's findings, adding
-// them to res; onlyChanges leaves out the steps with nothing to apply.
+// them to res; onlyChanges leaves out the steps with nothing to apply. A
+// step whose every run scores below the worst run of the last step kept
+// is rolled back (apply.Rollback) and reported so.
 func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyChanges bool, res *LoopResult, baseline float64) error {
 	for _, s := range steps {
 		sr := StepResult{Label: s.label + suffix, Findings: []StepFinding{}}
@@ -232,8 +240,9 @@ func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyCh
 			continue
 		}
 		l.say("step %q: applying %d finding(s)", sr.Label, len(plan.findings))
-		ar, err := apply.Run(ctx, plan.targets, apply.Options{StateDir: filepath.Join(l.dir, "apply"), Label: sr.Label,
-			Log: func(format string, a ...any) { l.say("  apply: "+format, a...) }})
+		aopt := apply.Options{StateDir: filepath.Join(l.dir, "apply"), Label: sr.Label,
+			Log: func(format string, a ...any) { l.say("  apply: "+format, a...) }}
+		ar, err := apply.Run(ctx, plan.targets, aopt)
 		if err != nil {
 			sr.Skipped = "the change failed and was rolled back: " + err.Error()
 			l.say("step %q: %s", sr.Label, sr.Skipped)
@@ -245,14 +254,49 @@ func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyCh
 		}
 		sr.ApplyID = ar.ID
 		sr.Applied = describe(ar, plan)
+		if err := l.warmUp(ctx, sr.Label); err != nil {
+			return err
+		}
 		if err := l.measure(ctx, &sr); err != nil {
 			return err
 		}
 		sr.XBaseline = sr.Median / baseline
+		if prev := l.kept; len(prev) > 0 && slices.Max(sr.Scores) < slices.Min(prev) {
+			sr.RolledBack = fmt.Sprintf("every run scored below the worst run of the step before (best %s < %s): the change made it slower, so it was rolled back",
+				history.Score(slices.Max(sr.Scores)), history.Score(slices.Min(prev)))
+			l.say("step %q: %s", sr.Label, sr.RolledBack)
+			if _, err := apply.Rollback(ctx, plan.targets, aopt); err != nil {
+				return fmt.Errorf("rolling back %s: %w", sr.Label, err)
+			}
+		} else {
+			l.kept = sr.Scores
+		}
 		res.Steps = append(res.Steps, sr)
 	}
 	return nil
 }
+
+// warmUp runs the bench once, unscored and unrecorded, after a change:
+// a restarted server or app starts with cold caches, and the step's runs
+// should measure the change, not the restart.
+func (l *loop) warmUp(ctx context.Context, label string) error {
+	if err := l.initialize(ctx); err != nil {
+		return err
+	}
+	bo := l.benchOptions(label + " (warm-up)")
+	bo.Load.Duration = min(l.opt.Duration, warmUpMax)
+	if l.opt.Quick {
+		bo.Load.Duration = min(l.opt.Duration, quickWarmUp)
+	}
+	_, err := loadtest.Run(ctx, bo)
+	return err
+}
+
+// Warm-up bounds.
+const (
+	warmUpMax   = 10 * time.Second
+	quickWarmUp = 3 * time.Second
+)
 
 // measure runs the bench opt.Runs times on a freshly initialised app and
 // records every run in the history under the step's label.

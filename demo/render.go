@@ -78,6 +78,9 @@ func (r *LoopResult) rows() [][]string {
 		if s.Failed > 0 {
 			scores += fmt.Sprintf(" (%d failed)", s.Failed)
 		}
+		if s.RolledBack != "" {
+			scores += " (slower: rolled back)"
+		}
 		rows = append(rows, []string{strconv.Itoa(i + 1), s.Label, scores, history.Score(s.Median),
 			fmt.Sprintf("%.2fx", s.XBaseline), fmt.Sprintf("%.1f", s.RPS), fmt.Sprintf("%.0f", s.P99MS)})
 	}
@@ -124,6 +127,9 @@ func loopText(w *bufio.Writer, r *LoopResult) {
 		if s.Skipped != "" {
 			fmt.Fprintf(w, "  not run: %s\n", s.Skipped)
 		}
+		if s.RolledBack != "" {
+			fmt.Fprintf(w, "  rolled back: %s\n", s.RolledBack)
+		}
 		for _, a := range s.Applied {
 			fmt.Fprintf(w, "  changed  %s\n", a)
 		}
@@ -163,6 +169,9 @@ func loopMarkdown(w *bufio.Writer, r *LoopResult, chartRef string) {
 		fmt.Fprintf(w, "\n## Step %d: %s\n\n", i+2, md(s.Label))
 		if s.Skipped != "" {
 			fmt.Fprintf(w, "Not run: %s\n\n", md(s.Skipped))
+		}
+		if s.RolledBack != "" {
+			fmt.Fprintf(w, "Rolled back: %s\n\n", md(s.RolledBack))
 		}
 		if len(s.Applied) > 0 {
 			w.WriteString("Changed:\n\n")
@@ -227,6 +236,9 @@ func loopHTML(w *bufio.Writer, r *LoopResult, chart []byte) {
 		fmt.Fprintf(w, "<h2>Step %d: %s</h2>\n", i+2, e(s.Label))
 		if s.Skipped != "" {
 			fmt.Fprintf(w, "<p>Not run: %s</p>\n", e(s.Skipped))
+		}
+		if s.RolledBack != "" {
+			fmt.Fprintf(w, "<p>Rolled back: %s</p>\n", e(s.RolledBack))
 		}
 		if len(s.Applied) > 0 {
 			w.WriteString("<p>Changed:</p><ul>\n")

@@ -26,6 +26,10 @@ func loopFixture() *LoopResult {
 				Applied: []string{"ddl: refapp.relations.ix_one_created_at absent → present (read back)"},
 				Findings: []StepFinding{{ID: "index", Title: "refapp.relations (one, created_at)", Evidence: []string{"rows examined (EXPLAIN on a copy): 19642 → 35"},
 					Change: "ALTER TABLE `refapp`.`relations` ADD INDEX `ix_one_created_at` (`one`, `created_at`), ALGORITHM=INPLACE, LOCK=NONE;", Source: "stacktune indexes"}}},
+			{Label: "cache", Scores: []float64{1500, 1490, 1510}, Median: 1500, XBaseline: 17.65, RPS: 54, P99MS: 600,
+				Applied:    []string{"app: cache_batch false → true (read back)"},
+				RolledBack: "every run scored below the worst run of the step before (best 1510 < 1573): the change made it slower, so it was rolled back",
+				Findings:   []StepFinding{{ID: "memcached-write-on-read", Title: "memcached gets 1.47 sets per hit", Evidence: []string{"cmd_set: 837 sets"}}}},
 		},
 		NotApplied: []StepFinding{{ID: "mysql-performance-schema", Title: "performance_schema is off | no digests <b>", Reason: "observability"}},
 	}
@@ -66,7 +70,7 @@ func TestLoopJSONShape(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Steps) != 4 {
+	if len(got.Steps) != 5 {
 		t.Fatalf("%d steps", len(got.Steps))
 	}
 	for _, s := range got.Steps {

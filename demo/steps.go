@@ -10,6 +10,7 @@ import (
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/nginxconf"
+	"github.com/stacktune/stacktune/refapp"
 )
 
 // A step is one group of findings applied together and measured: it
@@ -40,7 +41,20 @@ var steps = []step{
 	{"nginx", planNginx},
 	{"indexes", planIndexes},
 	{"cache", planCache},
+	{"N+1 queries", planNPlusOne},
 }
+
+// appFixes are the code fixes the reference app has behind a setting,
+// by the fingerprint of the query class whose N+1 pattern they remove.
+var appFixes = []struct {
+	fingerprint string
+	note        string
+	set         func(*refapp.Config)
+}{{
+	fingerprint: "select count(?) from relations where (one = ? and another = ?) or (one = ? and another = ?)",
+	note:        "app: friend_set on (the reference app's version of the code change: the home page loads the friend list once and checks each row against it)",
+	set:         func(c *refapp.Config) { c.FriendSet = true },
+}}
 
 // emitted renders findings with advise.Emit and returns the file at rel.
 func emitted(l *loop, d *diagnosis, label string, fs []*advise.Finding, rel string) ([]byte, error) {
@@ -181,6 +195,30 @@ func planIndexes(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 		ixs = append(ixs, got...)
 	}
 	p.targets = []apply.Target{&apply.DDL{DB: l.st.appDB, Indexes: ixs}}
+	return p, nil
+}
+
+// planNPlusOne: the N+1 query patterns the index advice reported whose
+// code fix the reference app has behind a setting.
+func planNPlusOne(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+	p := &plan{}
+	cfg := l.st.appCfg
+	for i, q := range d.nPlusOne {
+		for _, fix := range appFixes {
+			if q.Fingerprint != fix.fingerprint || d.usedQuery[i] {
+				continue
+			}
+			d.usedQuery[i] = true
+			p.findings = append(p.findings, nPlusOneFinding(q))
+			fix.set(&cfg)
+			p.notes = append(p.notes, fix.note)
+		}
+	}
+	if cfg != l.st.appCfg {
+		p.targets = []apply.Target{&appTarget{s: l.st, cfg: cfg}}
+	} else if len(d.nPlusOne) > 0 {
+		p.why = "the N+1 patterns found have no fix in the reference app (listed under not applied)"
+	}
 	return p, nil
 }
 
