@@ -295,7 +295,7 @@ func (l *loop) warmUp(ctx context.Context, label string) error {
 // Warm-up bounds.
 const (
 	warmUpMax   = 10 * time.Second
-	quickWarmUp = 3 * time.Second
+	quickWarmUp = 2 * time.Second
 )
 
 // measure runs the bench opt.Runs times on a freshly initialised app and
