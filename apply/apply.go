@@ -272,9 +272,13 @@ func undo(ctx context.Context, dir string, j *journal, targets []Target, opt Opt
 			opt.logf("restored %s", j.Files[i].Path)
 		}
 	}
+	// Re-activate in the order of the transaction, then verify them all:
+	// a later target's old settings may need an earlier one back first
+	// (nginx's old upstream is the app's old TCP port, the app's old
+	// config names memcached's old address).
 	var manual []string
-	for i := len(j.Targets) - 1; i >= 0; i-- {
-		jt := j.Targets[i]
+	var back []journalTarget
+	for _, jt := range j.Targets {
 		if !jt.Activated {
 			continue
 		}
@@ -287,7 +291,10 @@ func undo(ctx context.Context, dir string, j *journal, targets []Target, opt Opt
 			errs = append(errs, fmt.Sprintf("re-activating %s: %v", jt.Name, err))
 			continue
 		}
-		if err := t.Verify(ctx, jt.Before); err != nil {
+		back = append(back, jt)
+	}
+	for _, jt := range back {
+		if err := byName[jt.Name].Verify(ctx, jt.Before); err != nil {
 			errs = append(errs, fmt.Sprintf("verifying %s after the rollback: %v", jt.Name, err))
 			continue
 		}

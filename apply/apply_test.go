@@ -23,6 +23,7 @@ type fake struct {
 	failValidate, failActivate, failVerifyNew bool
 	onActivate                                func()
 	activations                               []State
+	verifyNeeds                               *fake // Verify fails unless that target is in the same phase
 }
 
 func (f *fake) Name() string   { return f.name }
@@ -58,6 +59,9 @@ func (f *fake) Activate(_ context.Context, want State) error {
 func (f *fake) Verify(_ context.Context, want State) error {
 	if f.failVerifyNew && want["k"] == f.want["k"] {
 		return errors.New("read back a different value")
+	}
+	if d := f.verifyNeeds; d != nil && (want["k"] == f.want["k"]) != (d.running["k"] == d.want["k"]) {
+		return errors.New("the target it depends on is not in the same state")
 	}
 	return compare(f.name, want, f.running, func(a, b string) bool { return a == b })
 }
@@ -265,5 +269,46 @@ func TestKilledHalfWay(t *testing.T) {
 	}
 	if a.running["k"] != "old" {
 		t.Errorf("a not re-activated with its snapshot: %v", a.running)
+	}
+}
+
+// TestRollbackOrder: a later target's old settings need the earlier
+// target's old settings back (nginx's old upstream is the app's old
+// port), so a rollback re-activates in the transaction's order and
+// verifies only when all are back.
+func TestRollbackOrder(t *testing.T) {
+	dir := t.TempDir()
+	a, b := setup(t, dir)
+	ctx := context.Background()
+	var order []string
+	a.onActivate = func() { order = append(order, "a") }
+	b.onActivate = func() { order = append(order, "b") }
+	b.verifyNeeds = a // b's state is only right when a's matches it
+	opt := Options{StateDir: filepath.Join(dir, "state")}
+	if _, err := Run(ctx, []Target{a, b}, opt); err != nil {
+		t.Fatal(err)
+	}
+	order = nil
+	if _, err := Rollback(ctx, []Target{a, b}, opt); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if strings.Join(order, ",") != "a,b" {
+		t.Errorf("re-activated in the order %v, want a,b", order)
+	}
+}
+
+func TestValueEqual(t *testing.T) {
+	cases := []struct {
+		want, got string
+		eq        bool
+	}{
+		{"64M", "67108864", true}, {"ON", "1", true}, {"off", "OFF", true}, {"O_DIRECT", "o_direct", true},
+		{"134217728", "134217728", true}, {"128M", "134217728", true}, {"1G", "1073741824", true},
+		{"100", "101", true}, {"100", "102", false}, {"ON", "0", false}, {"fsync", "O_DIRECT", false},
+	}
+	for _, c := range cases {
+		if got := ValueEqual(c.want, c.got); got != c.eq {
+			t.Errorf("ValueEqual(%q, %q) = %v", c.want, c.got, got)
+		}
 	}
 }

@@ -29,7 +29,9 @@
 //
 // Any failure in 3-4 rolls back: the backups are put back (files that did
 // not exist are removed), every target activated so far is activated
-// again with its snapshot as the wanted state and verified, and the
+// again with its snapshot as the wanted state, in the transaction's order
+// (a later target's old settings may depend on an earlier one's: nginx's
+// old upstream on the app's old port), then all are verified, and the
 // journal is marked "rolled-back" (or "rollback-failed", with the reason,
 // when even that fails). Rollback undoes the last applied transaction the
 // same way. A run killed between 2 and 5 leaves a journal in "writing" or

@@ -225,6 +225,14 @@ func ValueEqual(want, got string) bool {
 	}
 	if bw, ok := boolValue(want); ok {
 		bg, ok := boolValue(got)
+		if !ok { // a boolean shown as a number
+			switch strings.TrimSpace(got) {
+			case "1":
+				bg, ok = true, true
+			case "0":
+				bg, ok = false, true
+			}
+		}
 		return ok && bw == bg
 	}
 	nw, ok1 := numValue(want)

@@ -261,9 +261,9 @@ func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyCh
 			return err
 		}
 		sr.XBaseline = sr.Median / baseline
-		if prev := l.kept; len(prev) > 0 && slices.Max(sr.Scores) < slices.Min(prev) {
-			sr.RolledBack = fmt.Sprintf("every run scored below the worst run of the step before (best %s < %s): the change made it slower, so it was rolled back",
-				history.Score(slices.Max(sr.Scores)), history.Score(slices.Min(prev)))
+		if prev := l.kept; slower(sr.Scores, prev) {
+			sr.RolledBack = fmt.Sprintf("every run scored below the worst run of the step before (best %s < %s) and the median fell %.0f%%: the change made it slower, so it was rolled back",
+				history.Score(slices.Max(sr.Scores)), history.Score(slices.Min(prev)), 100*(1-history.Median(sr.Scores)/history.Median(prev)))
 			l.say("step %q: %s", sr.Label, sr.RolledBack)
 			if _, err := apply.Rollback(ctx, plan.targets, aopt); err != nil {
 				return fmt.Errorf("rolling back %s: %w", sr.Label, err)
@@ -275,6 +275,21 @@ func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyCh
 	}
 	return nil
 }
+
+// slower tells whether a step made things slower beyond the noise of its
+// runs: every run below the worst run of the step before, and the median
+// at least slowerBy lower. (Three runs against three all on one side
+// happens by chance one time in twenty; the median drop keeps that chance
+// from rolling back a change that does nothing measurable.)
+func slower(cur, prev []float64) bool {
+	if len(cur) == 0 || len(prev) == 0 {
+		return false
+	}
+	return slices.Max(cur) < slices.Min(prev) && history.Median(cur) < (1-slowerBy)*history.Median(prev)
+}
+
+// slowerBy is the median drop from which a step counts as slower.
+const slowerBy = 0.10
 
 // warmUp runs the bench once, unscored and unrecorded, after a change:
 // a restarted server or app starts with cold caches, and the step's runs

@@ -42,6 +42,7 @@ type Memcached struct {
 	network string
 	addr    string
 	port    int
+	tcpPort int // the last TCP port, kept while on a socket so a move back to TCP gets it again
 	version string
 	stopped bool
 }
@@ -98,7 +99,7 @@ func (m *Memcached) start(ctx context.Context, opts MemcachedOptions, port int) 
 	}
 	m.network = "tcp"
 	return startWithPreferredPort(ctx, port, func(port int) error {
-		m.port, m.addr = port, fmt.Sprintf("127.0.0.1:%d", port)
+		m.port, m.tcpPort, m.addr = port, port, fmt.Sprintf("127.0.0.1:%d", port)
 		return attempt([]string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0"})
 	})
 }
@@ -108,8 +109,9 @@ func (m *Memcached) start(ctx context.Context, opts MemcachedOptions, port int) 
 // which may differ from the first start's: for example Socket to move it
 // from TCP to the unix socket Dir()/memcached.sock, or other MemoryMB,
 // MaxConns or ExtraArgs. opts.Dir must be empty or Dir(); an empty
-// opts.Binary keeps the binary in use. Over TCP it keeps its previous port
-// when it had one and the port is still free, else it gets a new one:
+// opts.Binary keeps the binary in use. Over TCP it keeps its previous TCP
+// port (also after a time on the socket, so a move back restores the
+// address clients knew) when the port is still free, else it gets a new one:
 // read Network(), Addr(), Port() and SocketPath() again afterwards. On
 // failure the error carries the tail of memcached's log and memcached is
 // down; Restart may be called again. Stop still removes a temporary Dir().
@@ -132,6 +134,9 @@ func (m *Memcached) Restart(ctx context.Context, opts MemcachedOptions) error {
 		m.bin = bin
 	}
 	port := m.port
+	if port == 0 {
+		port = m.tcpPort // back from a socket: the TCP port clients knew
+	}
 	if p := m.inst.proc; p != nil {
 		p.kill(m.inst.grace)
 		m.inst.proc = nil
