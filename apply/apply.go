@@ -259,7 +259,13 @@ func Recover(ctx context.Context, targets []Target, opt Options) (*Result, error
 
 // undo restores the backups of j and re-activates the targets j
 // activated, then marks j rolled back (or failed).
+//
+// An interrupted run (its context cancelled: Ctrl-C) must still be able
+// to put things back, so undo works on a context that is not cancelled
+// with it, bounded by undoTimeout.
 func undo(ctx context.Context, dir string, j *journal, targets []Target, opt Options) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
 	byName := map[string]Target{}
 	for _, t := range targets {
 		byName[t.Name()] = t
@@ -314,6 +320,9 @@ func undo(ctx context.Context, dir string, j *journal, targets []Target, opt Opt
 	j.State = stateRolledBack
 	return j.save(dir)
 }
+
+// undoTimeout bounds a rollback (restarts included).
+const undoTimeout = 10 * time.Minute
 
 // checkFiles refuses relative paths and two targets writing one file.
 func checkFiles(ts []Target) error {

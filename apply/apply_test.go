@@ -43,9 +43,12 @@ func (f *fake) Validate(context.Context) error {
 	}
 	return nil
 }
-func (f *fake) Activate(_ context.Context, want State) error {
+func (f *fake) Activate(ctx context.Context, want State) error {
 	if f.onActivate != nil {
 		f.onActivate()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	f.activations = append(f.activations, want)
 	if f.failActivate && want["k"] == f.want["k"] {
@@ -310,5 +313,21 @@ func TestValueEqual(t *testing.T) {
 		if got := ValueEqual(c.want, c.got); got != c.eq {
 			t.Errorf("ValueEqual(%q, %q) = %v", c.want, c.got, got)
 		}
+	}
+}
+
+// TestInterrupted: Ctrl-C (the context cancelled) half-way still rolls
+// back: the undo does not run on the cancelled context.
+func TestInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	a, b := setup(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.onActivate = cancel
+	_, err := Run(ctx, []Target{a, b}, Options{StateDir: filepath.Join(dir, "state")})
+	if err == nil || !strings.Contains(err.Error(), "context canceled") || !strings.Contains(err.Error(), "rolled back") {
+		t.Fatalf("err = %v", err)
+	}
+	if a.running["k"] != "old" || read(t, filepath.Join(dir, "a.conf")) != "old a\n" {
+		t.Errorf("a not rolled back after the interrupt: %v", a.running)
 	}
 }

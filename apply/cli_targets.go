@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -303,48 +302,6 @@ func indexFromKey(k string) (Index, bool) {
 		return Index{}, false
 	}
 	return Index{Schema: parts[0], Table: parts[1], Name: parts[2]}, true
-}
-
-// CommandCheckStrict is CommandCheck for checks that report some errors
-// only in their output: besides a non-zero exit, any line holding
-// "[ERROR]", starting with "error:" or naming an "unknown option" fails
-// it. mariadbd --help --verbose is one: a bad value for some InnoDB
-// variables makes it print "[ERROR] ... Disabling plugin" and exit 0. The
-// error holds those lines (or the last lines of the output).
-func CommandCheckStrict(argv ...string) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		if len(argv) == 0 {
-			return errors.New("empty command")
-		}
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		runErr := cmd.Run()
-		var bad []string
-		for _, out := range [][]byte{stderr.Bytes(), stdout.Bytes()} {
-			for _, l := range strings.Split(string(out), "\n") {
-				l = strings.TrimSpace(l)
-				if strings.Contains(l, "[ERROR]") || strings.HasPrefix(strings.ToLower(l), "error:") || strings.Contains(l, "unknown option") {
-					bad = append(bad, l)
-				}
-			}
-		}
-		if runErr == nil && len(bad) == 0 {
-			return nil
-		}
-		if runErr == nil {
-			runErr = errors.New("errors reported")
-		}
-		msg := strings.Join(bad, " | ")
-		if msg == "" {
-			out := stderr.Bytes()
-			if len(bytes.TrimSpace(out)) == 0 {
-				out = stdout.Bytes()
-			}
-			msg = lastLines(out, 8)
-		}
-		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), runErr, msg)
-	}
 }
 
 // Preview is one file a transaction would write, for a dry run.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -304,45 +303,4 @@ func sortedKeys(s State) []string {
 	}
 	sort.Strings(ks)
 	return ks
-}
-
-// CommandCheck returns a Check or Restart function running a command
-// (argv, no shell); its output is part of the error.
-func CommandCheck(argv ...string) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		if len(argv) == 0 {
-			return errors.New("empty command")
-		}
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			out := stderr.Bytes()
-			if len(bytes.TrimSpace(out)) == 0 {
-				out = stdout.Bytes()
-			}
-			return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, lastLines(out, 8))
-		}
-		return nil
-	}
-}
-
-// lastLines keeps the last n non-empty lines of a command's output.
-func lastLines(b []byte, n int) string {
-	var ls, errs []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			ls = append(ls, l)
-			if strings.Contains(l, "ERROR") || strings.Contains(l, "emerg") {
-				errs = append(errs, l)
-			}
-		}
-	}
-	if len(errs) > 0 {
-		ls = errs // the lines that say what is wrong, not the warnings around them
-	}
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return strings.Join(ls, " | ")
 }
