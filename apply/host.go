@@ -1,8 +1,6 @@
 package apply
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -26,22 +24,16 @@ type Sysctl struct {
 // NewSysctl parses a sysctl.d file ("key = value" lines).
 func NewSysctl(path string, data []byte) (*Sysctl, error) {
 	s := &Sysctl{Path: path, Data: data, ProcRoot: "/proc/sys"}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
+	err := scanSettings(data, func(n int, line string) error {
 		k, v, ok := strings.Cut(line, "=")
 		k = strings.TrimPrefix(strings.TrimSpace(k), "-")
 		if !ok || k == "" || strings.ContainsAny(k, " \t/") {
-			return nil, fmt.Errorf("%s: line %d: %q is not key = value", path, n, line)
+			return fmt.Errorf("%s: line %d: %q is not key = value", path, n, line)
 		}
 		s.settings = append(s.settings, Setting{Key: k, Value: fields(v), Line: n})
-	}
-	return s, sc.Err()
+		return nil
+	})
+	return s, err
 }
 
 func fields(v string) string { return strings.Join(strings.Fields(v), " ") }
@@ -50,13 +42,7 @@ func (s *Sysctl) Name() string   { return "sysctl" }
 func (s *Sysctl) HostWide() bool { return true }
 func (s *Sysctl) Files() []File  { return []File{{Path: s.Path, Data: s.Data}} }
 
-func (s *Sysctl) Wanted() State {
-	w := State{}
-	for _, st := range s.settings {
-		w[st.Key] = st.Value
-	}
-	return w
-}
+func (s *Sysctl) Wanted() State { return wantedOf(s.settings) }
 
 func (s *Sysctl) proc(key string) string {
 	return filepath.Join(s.ProcRoot, strings.ReplaceAll(key, ".", "/"))
@@ -117,34 +103,25 @@ type SystemdDropIn struct {
 // NewSystemdDropIn parses a drop-in's [Service] Key=Value lines.
 func NewSystemdDropIn(unit, path string, data []byte) (*SystemdDropIn, error) {
 	d := &SystemdDropIn{Unit: unit, Path: path, Data: data}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' || line[0] == '[' {
-			continue
+	err := scanSettings(data, func(n int, line string) error {
+		if line[0] == '[' {
+			return nil // [Service]
 		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, fmt.Errorf("%s: line %d: %q is not Key=Value", path, n, line)
+			return fmt.Errorf("%s: line %d: %q is not Key=Value", path, n, line)
 		}
 		d.settings = append(d.settings, Setting{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v), Line: n})
-	}
-	return d, sc.Err()
+		return nil
+	})
+	return d, err
 }
 
 func (d *SystemdDropIn) Name() string   { return "systemd " + d.Unit }
 func (d *SystemdDropIn) HostWide() bool { return true }
 func (d *SystemdDropIn) Files() []File  { return []File{{Path: d.Path, Data: d.Data}} }
 
-func (d *SystemdDropIn) Wanted() State {
-	w := State{}
-	for _, s := range d.settings {
-		w[s.Key] = s.Value
-	}
-	return w
-}
+func (d *SystemdDropIn) Wanted() State { return wantedOf(d.settings) }
 
 func (d *SystemdDropIn) run(ctx context.Context, argv ...string) ([]byte, error) {
 	if d.Run != nil {

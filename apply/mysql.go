@@ -29,7 +29,42 @@ type Setting struct {
 func ParseMyCnf(b []byte) ([]Setting, error) {
 	var out []Setting
 	in := false
-	sc := bufio.NewScanner(bytes.NewReader(b))
+	err := scanSettings(b, func(n int, line string) error {
+		if line[0] == '[' {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				return fmt.Errorf("line %d: unclosed section header %q", n, line)
+			}
+			switch strings.ToLower(strings.TrimSpace(line[1:end])) {
+			case "mysqld", "mariadb", "server", "mariadbd":
+				in = true
+			default:
+				in = false
+			}
+			return nil
+		}
+		if line[0] == '!' {
+			return fmt.Errorf("line %d: %q: a drop-in must not include other files", n, line)
+		}
+		if !in {
+			return nil
+		}
+		k, v, _ := strings.Cut(line, "=")
+		k = normKey(k)
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		if k == "" || strings.ContainsAny(k, " \t") {
+			return fmt.Errorf("line %d: %q is not key = value", n, line)
+		}
+		out = append(out, Setting{Key: k, Value: v, Line: n})
+		return nil
+	})
+	return out, err
+}
+
+// scanSettings calls fn with each line of a settings file that is not
+// blank or a comment ('#', ';'), trimmed, with its number.
+func scanSettings(data []byte, fn func(n int, line string) error) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	n := 0
 	for sc.Scan() {
@@ -38,37 +73,20 @@ func ParseMyCnf(b []byte) ([]Setting, error) {
 		if line == "" || line[0] == '#' || line[0] == ';' {
 			continue
 		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return nil, fmt.Errorf("line %d: unclosed section header %q", n, line)
-			}
-			switch strings.ToLower(strings.TrimSpace(line[1:end])) {
-			case "mysqld", "mariadb", "server", "mariadbd":
-				in = true
-			default:
-				in = false
-			}
-			continue
+		if err := fn(n, line); err != nil {
+			return err
 		}
-		if line[0] == '!' {
-			return nil, fmt.Errorf("line %d: %q: a drop-in must not include other files", n, line)
-		}
-		if !in {
-			continue
-		}
-		k, v, _ := strings.Cut(line, "=")
-		k = normKey(k)
-		v = strings.Trim(strings.TrimSpace(v), `"'`)
-		if k == "" || strings.ContainsAny(k, " \t") {
-			return nil, fmt.Errorf("line %d: %q is not key = value", n, line)
-		}
-		out = append(out, Setting{Key: k, Value: v, Line: n})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+	return sc.Err()
+}
+
+// wantedOf is the state settings ask for; the last of a repeated key wins.
+func wantedOf(ss []Setting) State {
+	w := State{}
+	for _, s := range ss {
+		w[s.Key] = s.Value
 	}
-	return out, nil
+	return w
 }
 
 func normKey(k string) string {
@@ -117,13 +135,7 @@ func (m *MySQL) HostWide() bool { return false }
 func (m *MySQL) Files() []File  { return []File{{Path: m.Path, Data: m.Data}} }
 
 // Wanted is the drop-in's settings (the last of a repeated key wins).
-func (m *MySQL) Wanted() State {
-	w := State{}
-	for _, s := range m.settings {
-		w[s.Key] = s.Value
-	}
-	return w
-}
+func (m *MySQL) Wanted() State { return wantedOf(m.settings) }
 
 // Snapshot reads the wanted variables; a key the server does not know as
 // a variable (a startup-only option) is left out.
