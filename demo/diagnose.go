@@ -109,19 +109,10 @@ func (l *loop) diagnose(ctx context.Context) (*diagnosis, error) {
 	l.keep("snapshot.json", snap)
 	l.keep("audit.json", d.audit)
 
-	in, closer, err := input.Open(st.db.SlowLogPath(), nil)
-	if err != nil {
+	var err error
+	if d.slowlog, err = digestSlowLog(ctx, st.db.SlowLogPath(), digest.ReportOptions{Limit: 20}); err != nil {
 		return nil, err
 	}
-	defer closer.Close()
-	agg, stats, err := digest.FromSlowLogs(ctx, []input.Input{in}, digest.Options{})
-	if err != nil {
-		return nil, err
-	}
-	if d.slowlog, err = agg.Report(digest.ReportOptions{Limit: 20}); err != nil {
-		return nil, err
-	}
-	d.slowlog.FillSkipped(stats)
 	l.say("slow log: %d queries in %d classes; proving indexes on a copy", d.slowlog.Overall.Events, len(d.slowlog.Classes))
 	runs := 5
 	if l.opt.Quick {
@@ -144,6 +135,26 @@ func (l *loop) diagnose(ctx context.Context) (*diagnosis, error) {
 	l.keep("slowlog-digest.json", d.slowlog)
 	l.keep("indexes.json", d.indexes)
 	return d, nil
+}
+
+// digestSlowLog digests one slow log file (the demos' servers' own).
+func digestSlowLog(ctx context.Context, path string, ropt digest.ReportOptions) (*digest.Report, error) {
+	in, closer, err := input.Open(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	agg, stats, err := digest.FromSlowLogs(ctx, []input.Input{in}, digest.Options{})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := agg.Report(ropt)
+	if err != nil {
+		return nil, err
+	}
+	rep.FillSkipped(stats)
+	rep.Overall.Inputs = []string{path}
+	return rep, nil
 }
 
 // take returns the findings matching keep that no step took yet, and

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/digest"
-	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/pfs"
 	"github.com/stacktune/stacktune/report"
 	"github.com/stacktune/stacktune/sandbox"
@@ -108,20 +107,9 @@ func DigestDemo(ctx context.Context, w io.Writer, o DigestOptions) (*DigestResul
 	}
 
 	ropt := digest.ReportOptions{Limit: o.Limit}
-	in, closer, err := input.Open(srv.SlowLogPath(), nil)
-	if err != nil {
+	if res.SlowLog, err = digestSlowLog(ctx, srv.SlowLogPath(), ropt); err != nil {
 		return nil, err
 	}
-	defer closer.Close()
-	agg, stats, err := digest.FromSlowLogs(ctx, []input.Input{in}, digest.Options{})
-	if err != nil {
-		return nil, err
-	}
-	if res.SlowLog, err = agg.Report(ropt); err != nil {
-		return nil, err
-	}
-	res.SlowLog.FillSkipped(stats)
-	res.SlowLog.Overall.Inputs = []string{srv.SlowLogPath()}
 	if res.PerformanceSchema, err = pfs.Diff(before, after, pfs.Options{Report: ropt}); err != nil {
 		return nil, err
 	}

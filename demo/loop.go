@@ -365,18 +365,8 @@ func failNote(s *loadtest.Summary) string {
 // initialize resets the app's data to the generated set (GET
 // /initialize), so every run starts from the same data.
 func (l *loop) initialize(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.st.nginx.URL()+"initialize", nil)
-	if err != nil {
+	if err := getOK(ctx, &http.Client{Timeout: 5 * time.Minute}, l.st.nginx.URL()+"initialize", "initialize through nginx"); err != nil {
 		return err
-	}
-	client := &http.Client{Timeout: 5 * time.Minute}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("initialize: %w", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("initialize: status %d", resp.StatusCode)
 	}
 	return l.waitPurge(ctx)
 }

@@ -165,35 +165,7 @@ func loopMarkdown(w *bufio.Writer, r *LoopResult, chartRef string) {
 	if chartRef != "" {
 		fmt.Fprintf(w, "\n![score transitions](%s)\n", chartRef)
 	}
-	for i, s := range r.Steps[1:] {
-		fmt.Fprintf(w, "\n## Step %d: %s\n\n", i+2, md(s.Label))
-		if s.Skipped != "" {
-			fmt.Fprintf(w, "Not run: %s\n\n", md(s.Skipped))
-		}
-		if s.RolledBack != "" {
-			fmt.Fprintf(w, "Rolled back: %s\n\n", md(s.RolledBack))
-		}
-		if len(s.Applied) > 0 {
-			w.WriteString("Changed:\n\n")
-			for _, a := range s.Applied {
-				fmt.Fprintf(w, "- %s\n", md(a))
-			}
-			w.WriteString("\n")
-		}
-		for _, f := range s.Findings {
-			fmt.Fprintf(w, "### `%s`: %s\n\n", f.ID, md(f.Title))
-			for _, e := range f.Evidence {
-				fmt.Fprintf(w, "- %s\n", md(e))
-			}
-			if f.Change != "" {
-				fmt.Fprintf(w, "- **Change:** `%s`\n", strings.ReplaceAll(f.Change, "`", "'"))
-			}
-			if f.Source != "" {
-				fmt.Fprintf(w, "- **Source:** %s\n", md(f.Source))
-			}
-			w.WriteString("\n")
-		}
-	}
+	writeSteps(w, r, markdownMarkup)
 	if len(r.NotApplied) > 0 {
 		fmt.Fprintf(w, "\n## Not applied (%d)\n\n| finding | title | why |\n|---|---|---|\n", len(r.NotApplied))
 		for _, f := range r.NotApplied {
@@ -232,35 +204,7 @@ func loopHTML(w *bufio.Writer, r *LoopResult, chart []byte) {
 		w.Write(chart)
 		w.WriteString("</div>\n")
 	}
-	for i, s := range r.Steps[1:] {
-		fmt.Fprintf(w, "<h2>Step %d: %s</h2>\n", i+2, e(s.Label))
-		if s.Skipped != "" {
-			fmt.Fprintf(w, "<p>Not run: %s</p>\n", e(s.Skipped))
-		}
-		if s.RolledBack != "" {
-			fmt.Fprintf(w, "<p>Rolled back: %s</p>\n", e(s.RolledBack))
-		}
-		if len(s.Applied) > 0 {
-			w.WriteString("<p>Changed:</p><ul>\n")
-			for _, a := range s.Applied {
-				fmt.Fprintf(w, "<li>%s</li>\n", e(a))
-			}
-			w.WriteString("</ul>\n")
-		}
-		for _, f := range s.Findings {
-			fmt.Fprintf(w, "<h3><code>%s</code>: %s</h3>\n<ul>\n", e(f.ID), e(f.Title))
-			for _, ev := range f.Evidence {
-				fmt.Fprintf(w, "<li>%s</li>\n", e(ev))
-			}
-			if f.Change != "" {
-				fmt.Fprintf(w, "<li><b>Change:</b> <code>%s</code></li>\n", e(f.Change))
-			}
-			if f.Source != "" {
-				fmt.Fprintf(w, "<li><b>Source:</b> %s</li>\n", e(f.Source))
-			}
-			w.WriteString("</ul>\n")
-		}
-	}
+	writeSteps(w, r, htmlMarkup)
 	if len(r.NotApplied) > 0 {
 		fmt.Fprintf(w, "<h2>Not applied (%d)</h2>\n<table><tr><th>finding</th><th>title</th><th>why</th></tr>\n", len(r.NotApplied))
 		for _, f := range r.NotApplied {
@@ -269,6 +213,81 @@ func loopHTML(w *bufio.Writer, r *LoopResult, chart []byte) {
 		w.WriteString("</table>\n")
 	}
 	w.WriteString("</body></html>\n")
+}
+
+// markup is how writeSteps marks up the step sections in Markdown or
+// HTML: format strings taking escaped text.
+type markup struct {
+	esc     func(string) string
+	code    func(string) string // a code span, its text raw
+	step    string              // "Step %d: %s"
+	para    string              // one line of text
+	listIn  string              // "Changed:" and the list after it
+	item    string
+	listOut string
+	finding string // id (a code span) and title; opens the evidence list
+	labeled string // "Change: ...", "Source: ..." items: label, text
+	findEnd string
+}
+
+var markdownMarkup = markup{
+	esc:     report.MarkdownText,
+	code:    func(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" },
+	step:    "\n## Step %d: %s\n\n",
+	para:    "%s\n\n",
+	listIn:  "Changed:\n\n",
+	item:    "- %s\n",
+	listOut: "\n",
+	finding: "### %s: %s\n\n",
+	labeled: "- **%s:** %s\n",
+	findEnd: "\n",
+}
+
+var htmlMarkup = markup{
+	esc:     html.EscapeString,
+	code:    func(s string) string { return "<code>" + html.EscapeString(s) + "</code>" },
+	step:    "<h2>Step %d: %s</h2>\n",
+	para:    "<p>%s</p>\n",
+	listIn:  "<p>Changed:</p><ul>\n",
+	item:    "<li>%s</li>\n",
+	listOut: "</ul>\n",
+	finding: "<h3>%s: %s</h3>\n<ul>\n",
+	labeled: "<li><b>%s:</b> %s</li>\n",
+	findEnd: "</ul>\n",
+}
+
+// writeSteps writes every step after the baseline: why it did not run
+// or was rolled back, what changed, and its findings with their evidence.
+func writeSteps(w *bufio.Writer, r *LoopResult, m markup) {
+	for i, s := range r.Steps[1:] {
+		fmt.Fprintf(w, m.step, i+2, m.esc(s.Label))
+		if s.Skipped != "" {
+			fmt.Fprintf(w, m.para, m.esc("Not run: "+s.Skipped))
+		}
+		if s.RolledBack != "" {
+			fmt.Fprintf(w, m.para, m.esc("Rolled back: "+s.RolledBack))
+		}
+		if len(s.Applied) > 0 {
+			w.WriteString(m.listIn)
+			for _, a := range s.Applied {
+				fmt.Fprintf(w, m.item, m.esc(a))
+			}
+			w.WriteString(m.listOut)
+		}
+		for _, f := range s.Findings {
+			fmt.Fprintf(w, m.finding, m.code(f.ID), m.esc(f.Title))
+			for _, e := range f.Evidence {
+				fmt.Fprintf(w, m.item, m.esc(e))
+			}
+			if f.Change != "" {
+				fmt.Fprintf(w, m.labeled, "Change", m.code(f.Change))
+			}
+			if f.Source != "" {
+				fmt.Fprintf(w, m.labeled, "Source", m.esc(f.Source))
+			}
+			w.WriteString(m.findEnd)
+		}
+	}
 }
 
 // Chart draws the transitions of the loop's recorded runs as SVG.

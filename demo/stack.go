@@ -175,42 +175,36 @@ func (s *stack) probeApp(ctx context.Context) error {
 	if s.app == nil {
 		return errors.New("the app is not running")
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: probeTimeout}
 	url := s.app.URL() + "/login"
 	if s.app.Network() == "unix" {
-		sock := strings.TrimPrefix(s.appCfg.Listen, "unix:")
-		client.Transport = unixTransport(sock)
+		client.Transport = unixTransport(strings.TrimPrefix(s.appCfg.Listen, "unix:"))
 		url = "http://app/login"
 	}
+	return getOK(ctx, client, url, "the app")
+}
+
+// probeNginx asks nginx for the login page (through the app).
+func (s *stack) probeNginx(ctx context.Context) error {
+	return getOK(ctx, &http.Client{Timeout: probeTimeout}, s.nginx.URL()+"login", "nginx")
+}
+
+const probeTimeout = 10 * time.Second
+
+// getOK GETs url and wants 200; errors name who (the app, nginx) and
+// the path.
+func getOK(ctx context.Context, client *http.Client, url, who string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("the app does not answer: %w", err)
+		return fmt.Errorf("%s does not answer: %w", who, err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("the app answers /login with %d", resp.StatusCode)
-	}
-	return nil
-}
-
-// probeNginx asks nginx for the login page (through the app).
-func (s *stack) probeNginx(ctx context.Context) error {
-	client := &http.Client{Timeout: 10 * time.Second}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.nginx.URL()+"login", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("nginx does not answer: %w", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("nginx answers /login with %d", resp.StatusCode)
+		return fmt.Errorf("%s answers %s with %d", who, req.URL.Path, resp.StatusCode)
 	}
 	return nil
 }
