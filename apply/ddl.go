@@ -50,10 +50,6 @@ func ParseIndexDDL(sqlText, defaultSchema string) ([]Index, error) {
 	for _, st := range stmts {
 		switch s := st.(type) {
 		case *ast.AlterTableStmt:
-			schema := s.Table.Schema.O
-			if schema == "" {
-				schema = defaultSchema
-			}
 			for _, spec := range s.Specs {
 				switch spec.Tp {
 				case ast.AlterTableAlgorithm, ast.AlterTableLock:
@@ -66,12 +62,7 @@ func ParseIndexDDL(sqlText, defaultSchema string) ([]Index, error) {
 					if c.Name == "" {
 						return nil, fmt.Errorf("DDL: an index without a name cannot be rolled back: %s", nodeSQL(st))
 					}
-					cols := make([]string, len(c.Keys))
-					for i, k := range c.Keys {
-						cols[i] = nodeSQL(k)
-					}
-					out = append(out, Index{Schema: schema, Table: s.Table.Name.O, Name: c.Name,
-						Spec: quoteIdent(c.Name) + " (" + strings.Join(cols, ", ") + ")"})
+					out = append(out, newIndex(s.Table, defaultSchema, c.Name, c.Keys))
 				default:
 					return nil, fmt.Errorf("DDL: only ADD INDEX is applied: %s", nodeSQL(st))
 				}
@@ -80,21 +71,26 @@ func ParseIndexDDL(sqlText, defaultSchema string) ([]Index, error) {
 			if s.KeyType != ast.IndexKeyTypeNone {
 				return nil, fmt.Errorf("DDL: only plain indexes are applied: %s", nodeSQL(st))
 			}
-			schema := s.Table.Schema.O
-			if schema == "" {
-				schema = defaultSchema
-			}
-			cols := make([]string, len(s.IndexPartSpecifications))
-			for i, k := range s.IndexPartSpecifications {
-				cols[i] = nodeSQL(k)
-			}
-			out = append(out, Index{Schema: schema, Table: s.Table.Name.O, Name: s.IndexName,
-				Spec: quoteIdent(s.IndexName) + " (" + strings.Join(cols, ", ") + ")"})
+			out = append(out, newIndex(s.Table, defaultSchema, s.IndexName, s.IndexPartSpecifications))
 		default:
 			return nil, fmt.Errorf("DDL: only ALTER TABLE ... ADD INDEX and CREATE INDEX are applied: %s", nodeSQL(st))
 		}
 	}
 	return out, nil
+}
+
+// newIndex is the index name on table over parts (a table without a
+// schema is in defaultSchema).
+func newIndex(table *ast.TableName, defaultSchema, name string, parts []*ast.IndexPartSpecification) Index {
+	schema := table.Schema.O
+	if schema == "" {
+		schema = defaultSchema
+	}
+	cols := make([]string, len(parts))
+	for i, k := range parts {
+		cols[i] = nodeSQL(k)
+	}
+	return Index{Schema: schema, Table: table.Name.O, Name: name, Spec: quoteIdent(name) + " (" + strings.Join(cols, ", ") + ")"}
 }
 
 func nodeSQL(n ast.Node) string {
