@@ -331,3 +331,25 @@ func TestInterrupted(t *testing.T) {
 		t.Errorf("a not rolled back after the interrupt: %v", a.running)
 	}
 }
+
+// TestNewDirectory: a file in a directory that does not exist yet (a
+// unit's first drop-in) is written with its directory, and a rollback
+// removes both.
+func TestNewDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nginx.service.d", "sub", "stacktune.conf")
+	a := &fake{name: "a", files: []File{{Path: path, Data: []byte("[Service]\n")}}, want: State{"k": "new"}, running: State{"k": "old"}}
+	opt := Options{StateDir: filepath.Join(dir, "state")}
+	if _, err := Run(context.Background(), []Target{a}, opt); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, path) != "[Service]\n" {
+		t.Fatal("not written")
+	}
+	if _, err := Rollback(context.Background(), []Target{a}, opt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nginx.service.d")); !os.IsNotExist(err) {
+		t.Errorf("the directory the transaction made is still there: %v", err)
+	}
+}

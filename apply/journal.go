@@ -47,6 +47,9 @@ type journalFile struct {
 	Existed bool        `json:"existed"`
 	Backup  string      `json:"backup,omitempty"` // file name in the transaction directory
 	Perm    fs.FileMode `json:"perm,omitempty"`
+	// MadeDirs are the directories the write creates (a new systemd
+	// UNIT.d), outermost first; restore removes them when empty.
+	MadeDirs []string `json:"made_dirs,omitempty"`
 }
 
 type journalTarget struct {
@@ -128,8 +131,15 @@ func backup(dir string, f File, n int) (journalFile, error) {
 	old, err := os.ReadFile(jf.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if _, err := os.Stat(filepath.Dir(jf.Path)); err != nil {
-			return jf, fmt.Errorf("apply: %s: its directory: %w", jf.Path, err)
+		for d := filepath.Dir(jf.Path); ; d = filepath.Dir(d) {
+			_, err := os.Stat(d)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+				return jf, fmt.Errorf("apply: %s: its directory: %w", jf.Path, err)
+			}
+			jf.MadeDirs = append([]string{d}, jf.MadeDirs...)
 		}
 		return jf, nil
 	case err != nil:
@@ -157,7 +167,14 @@ func restore(dir string, jf journalFile) error {
 		if err := os.Remove(jf.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing %s: %w", jf.Path, err)
 		}
-		return syncDir(filepath.Dir(jf.Path))
+		parent := filepath.Dir(jf.Path)
+		for i := len(jf.MadeDirs) - 1; i >= 0; i-- {
+			if os.Remove(jf.MadeDirs[i]) != nil { // only when empty: something else may have moved in
+				break
+			}
+			parent = filepath.Dir(jf.MadeDirs[i])
+		}
+		return syncDir(parent)
 	}
 	old, err := os.ReadFile(filepath.Join(dir, jf.Backup))
 	if err != nil {
@@ -169,8 +186,12 @@ func restore(dir string, jf journalFile) error {
 	return writeFile(File{Path: jf.Path, Data: old, Perm: jf.Perm})
 }
 
-// writeFile writes f atomically and syncs its directory.
+// writeFile writes f atomically and syncs its directory, creating the
+// directory if needed.
 func writeFile(f File) error {
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+		return err
+	}
 	perm := f.Perm
 	if perm == 0 {
 		perm = 0o644

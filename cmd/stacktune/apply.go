@@ -414,16 +414,6 @@ func runApply(ctx context.Context, o applyOptions, dir string, stdin io.Reader, 
 	if o.dryRun {
 		return dryRun(ctx, targets, o, stdout)
 	}
-	if o.hostWide {
-		// A unit's drop-in directory often does not exist yet.
-		for _, t := range targets {
-			if sd, ok := t.(*apply.SystemdDropIn); ok {
-				if err := os.MkdirAll(filepath.Dir(sd.Path), 0o755); err != nil {
-					return err
-				}
-			}
-		}
-	}
 	opt := apply.Options{StateDir: state, HostWide: o.hostWide, Label: o.label,
 		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }}
 	res, err := apply.Run(ctx, targets, opt)
