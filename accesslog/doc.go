@@ -97,11 +97,14 @@
 // # nginx configuration
 //
 // NginxFormatFromConfig finds a log_format in nginx.conf and the files it
-// includes, with a small tokenizer that follows nginx's own
-// (ngx_conf_read_token): quoting, escapes, comments, blocks, include globs
-// relative to the configuration's directory. github.com/tufanbarisyildirim/gonginx
-// was considered; it keeps quotes and escapes in its tokens and reports
-// lines but not files, both of which matter here.
+// includes. The configuration is read by package nginxconf, the one nginx
+// configuration reader of stacktune (it also edits configurations), whose
+// tokenizer follows nginx's own (ngx_conf_read_token): quoting, escapes,
+// comments, blocks, include globs relative to the configuration's
+// directory; ReadNginxConfig gives its directives as a flat list.
+// github.com/tufanbarisyildirim/gonginx was considered; it keeps quotes and
+// escapes in its tokens and reports lines but not files, both of which
+// matter here.
 //
 // # Request time hints
 //

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stacktune/stacktune/nginxconf"
 )
 
 var knownReasons = func() map[string]bool {
@@ -192,10 +194,11 @@ func FuzzNginxConfig(f *testing.F) {
 	}
 	f.Add([]byte(`http { log_format f "a\"b" 'c\'d' e\ f${x}; } # x`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		conf, err := readNginxConfig("fuzz.conf", data, false)
+		c, err := nginxconf.Parse("fuzz.conf", data, false)
 		if err != nil {
 			return
 		}
+		conf := fromNginxconf(c)
 		for _, name := range []string{"f", "upstream_time", "ltsv"} {
 			if format, err := conf.LogFormat(name); err == nil {
 				NewNginx(name, format) // may fail; must not panic

@@ -26,6 +26,12 @@
 //     the block of that path in FILE spanning the line, or the only
 //     block of that path.
 //
+// Load is also stacktune's one reader of nginx configurations for
+// reading alone: Directives lists every directive in nginx's reading order
+// with its context, file and line (package accesslog's ReadNginxConfig,
+// which the nginx collector uses), and Parse reads text that is not on
+// disk, optionally without following includes.
+//
 // A context that names no block, or more than one, is an error, and Apply
 // then returns no file at all.
 //

@@ -16,6 +16,7 @@ const maxIncludeDepth = 32
 type Config struct {
 	main  *file
 	files []*file          // in the order first read
+	reads []*file          // in the order read, once per read
 	byAbs map[string]*file // by absolute path
 	root  *node            // the main context
 }
@@ -141,6 +142,7 @@ type parser struct {
 
 // parseFile reads the directives of f into the block parent.
 func (p *parser) parseFile(f *file, parent *node, depth int) error {
+	p.c.reads = append(p.c.reads, f)
 	lx := &lexer{data: f.data, file: f.path, line: 1}
 	stack := []*node{parent}
 	var args []token

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stacktune/stacktune/advise"
-	"github.com/stacktune/stacktune/collect"
 )
 
 // nginxBinary finds nginx, or skips the test saying why.
@@ -135,80 +132,6 @@ func TestApplyNginxT(t *testing.T) {
 			}
 			if !ok {
 				t.Errorf("nginx -t fails on the result:\n%s", out)
-			}
-		})
-	}
-}
-
-// TestEmitApplyNginxT is the whole path: collect a configuration, audit
-// it, emit the snippet, apply it to the configuration, and nginx -t the
-// result; applying the snippet again changes nothing.
-func TestEmitApplyNginxT(t *testing.T) {
-	bin := nginxBinary(t)
-	for _, name := range []string{"debian", "isucon", "keepalive"} {
-		t.Run(name, func(t *testing.T) {
-			dir := copyConf(t, name)
-			conf := filepath.Join(dir, "nginx.conf")
-			snap := &collect.Snapshot{Host: "web1", Taken: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
-			// A full accept queue on port 80, so the listen backlog rule
-			// speaks too.
-			snap.Linux = &collect.Linux{
-				Sysctls: map[string]string{"net.core.somaxconn": "65535"},
-				TCP:     collect.TCP{Listen: []collect.ListenSocket{{Address: "0.0.0.0", Port: 80, AcceptQueue: 60000}}},
-			}
-			if err := collect.NewNginx(conf).Collect(context.Background(), snap); err != nil {
-				t.Fatal(err)
-			}
-			res := advise.Audit(snap, advise.Options{})
-			emitted, err := advise.Emit(filepath.Join(t.TempDir(), "emit"), res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var snippet []byte
-			for _, p := range emitted {
-				if strings.HasSuffix(filepath.ToSlash(p), advise.EmitNginx) {
-					if snippet, err = os.ReadFile(p); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if snippet == nil {
-				t.Fatalf("no nginx snippet among %q", emitted)
-			}
-			edits, err := ParseSnippet(snippet)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, snippet)
-			}
-			contexts := map[string]bool{}
-			for _, e := range edits {
-				contexts[e.Context] = true
-			}
-			t.Logf("%d edits in %d contexts:\n%s", len(edits), len(contexts), snippet)
-			c, err := Load(conf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := c.Apply(edits)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, snippet)
-			}
-			if len(out) == 0 {
-				t.Fatal("the snippet changed nothing")
-			}
-			for p, b := range out {
-				if err := os.WriteFile(p, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if msg, ok := nginxT(t, bin, dir); !ok {
-				t.Fatalf("nginx -t fails on the result:\n%s\nsnippet:\n%s", msg, snippet)
-			}
-			again, err := Load(conf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if twice, err := again.Apply(edits); err != nil || len(twice) != 0 {
-				t.Errorf("applying the snippet again: %d files changed, %v", len(twice), err)
 			}
 		})
 	}
