@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/accesslog"
+	"github.com/stacktune/stacktune/internal/bytesconv"
 )
 
 // Nginx is an nginx configuration, read with its includes, and the figures
@@ -890,7 +891,7 @@ func nginxParseListen(d NginxDirective) (NginxListen, bool) {
 	switch {
 	case strings.HasPrefix(addr, "unix:"):
 		l.Address, l.Unix = strings.TrimPrefix(addr, "unix:"), true
-	case nginxDigits(addr):
+	case bytesconv.IsDigits(addr):
 		l.Address = "*"
 		l.Port, _ = strconv.Atoi(addr)
 	default:
@@ -930,18 +931,6 @@ func nginxParseListen(d NginxDirective) (NginxListen, bool) {
 		}
 	}
 	return l, true
-}
-
-func nginxDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // logFormats returns the http-level log_format texts by name.

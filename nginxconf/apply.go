@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stacktune/stacktune/internal/bytesconv"
 )
 
 // targetKind is what an edit's context names.
@@ -265,7 +267,7 @@ func listenKey(a string) string {
 	}
 	host, port := a, ""
 	switch {
-	case isDigits(a):
+	case bytesconv.IsDigits(a):
 		host, port = "*", a
 	case strings.HasPrefix(a, "["):
 		if i := strings.IndexByte(a, ']'); i >= 0 {
@@ -283,18 +285,6 @@ func listenKey(a string) string {
 		port = "80"
 	}
 	return strings.ToLower(host) + ":" + port
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // op replaces data[start:end] of a file with text (an insertion when

@@ -80,3 +80,17 @@ func TrimBlanks(b []byte) []byte {
 	}
 	return b
 }
+
+// IsDigits reports whether s is a non-empty run of ASCII digits (a port,
+// a count) with no sign or space.
+func IsDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

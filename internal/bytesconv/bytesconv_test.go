@@ -32,3 +32,11 @@ func TestParseUint(t *testing.T) {
 		}
 	}
 }
+
+func TestIsDigits(t *testing.T) {
+	for s, want := range map[string]bool{"80": true, "0": true, "": false, "8o": false, "-1": false, " 1": false, "65535": true} {
+		if got := IsDigits(s); got != want {
+			t.Errorf("IsDigits(%q) = %v", s, got)
+		}
+	}
+}
