@@ -62,7 +62,16 @@ func emitted(l *loop, d *diagnosis, label string, fs []*advise.Finding, rel stri
 	for _, f := range fs {
 		r.Findings = append(r.Findings, *f)
 	}
-	dir := filepath.Join(l.dir, "emit", strings.ReplaceAll(label, " ", "-"))
+	// A directory per call: a second audit's files never mix with the
+	// first's.
+	root := filepath.Join(l.dir, "emit")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(root, strings.ReplaceAll(label, " ", "-")+"-")
+	if err != nil {
+		return nil, err
+	}
 	if _, err := advise.Emit(dir, r); err != nil {
 		return nil, err
 	}
