@@ -1,6 +1,12 @@
 package demo
 
-import "testing"
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stacktune/stacktune/refapp"
+)
 
 func TestSlower(t *testing.T) {
 	cases := []struct {
@@ -19,5 +25,22 @@ func TestSlower(t *testing.T) {
 		if got := slower(c.cur, c.prev); got != c.want {
 			t.Errorf("%s: slower = %v", c.name, got)
 		}
+	}
+}
+
+// TestAppStateCoversConfig: the app target reads back every setting of
+// the app's config file, so a new fix behind a setting cannot be applied
+// without its read-back.
+func TestAppStateCoversConfig(t *testing.T) {
+	st := appState(refapp.Config{})
+	typ := reflect.TypeOf(refapp.Config{})
+	for i := 0; i < typ.NumField(); i++ {
+		tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if _, ok := st[tag]; !ok {
+			t.Errorf("refapp.Config.%s (%q) is not in the app target's state", typ.Field(i).Name, tag)
+		}
+	}
+	if len(st) != typ.NumField() {
+		t.Errorf("state %v has keys that are no config field", st)
 	}
 }

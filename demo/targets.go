@@ -27,7 +27,8 @@ type appTarget struct {
 }
 
 func appState(c refapp.Config) apply.State {
-	return apply.State{"listen": c.Listen, "dsn": c.DSN, "memcached": c.Memcached, "cache_batch": strconv.FormatBool(c.CacheBatch)}
+	return apply.State{"listen": c.Listen, "dsn": c.DSN, "memcached": c.Memcached,
+		"cache_batch": strconv.FormatBool(c.CacheBatch), "friend_set": strconv.FormatBool(c.FriendSet)}
 }
 
 func (a *appTarget) Name() string   { return "app" }
