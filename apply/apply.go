@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +16,9 @@ import (
 // State is a target's settings by name: the running values a Snapshot
 // reads, or the values Activate should reach.
 type State map[string]string
+
+// Keys are the setting names, sorted.
+func (s State) Keys() []string { return slices.Sorted(maps.Keys(s)) }
 
 // File is one file a target needs written.
 type File struct {

@@ -248,7 +248,7 @@ func RollbackTargets(stateDir string, opt EmitTargets) ([]Target, error) {
 		case jt.Name == "mysql":
 			if opt.DB != nil {
 				m := &MySQL{DB: opt.DB, Path: path, Check: opt.MySQLCheck, Restart: opt.MySQLRestart}
-				for _, k := range sortedKeys(jt.Wanted) {
+				for _, k := range jt.Wanted.Keys() {
 					m.settings = append(m.settings, Setting{Key: k, Value: jt.Wanted[k]})
 				}
 				ts = append(ts, m)
@@ -258,7 +258,7 @@ func RollbackTargets(stateDir string, opt EmitTargets) ([]Target, error) {
 				continue
 			}
 			d := &DDL{DB: opt.DB}
-			for _, k := range sortedKeys(jt.Wanted) {
+			for _, k := range jt.Wanted.Keys() {
 				ix, ok := indexFromKey(k)
 				if !ok {
 					return nil, fmt.Errorf("rollback: transaction %s: index %q is not schema.table.name", j.ID, k)
@@ -276,7 +276,7 @@ func RollbackTargets(stateDir string, opt EmitTargets) ([]Target, error) {
 				if opt.ProcRoot != "" {
 					s.ProcRoot = opt.ProcRoot
 				}
-				for _, k := range sortedKeys(jt.Wanted) {
+				for _, k := range jt.Wanted.Keys() {
 					s.settings = append(s.settings, Setting{Key: k, Value: jt.Wanted[k]})
 				}
 				ts = append(ts, s)
@@ -284,7 +284,7 @@ func RollbackTargets(stateDir string, opt EmitTargets) ([]Target, error) {
 		case strings.HasPrefix(jt.Name, "systemd "):
 			if opt.HostWide {
 				d := &SystemdDropIn{Unit: strings.TrimPrefix(jt.Name, "systemd "), Path: path, Run: opt.SystemdRun}
-				for _, k := range sortedKeys(jt.Wanted) {
+				for _, k := range jt.Wanted.Keys() {
 					d.settings = append(d.settings, Setting{Key: k, Value: jt.Wanted[k]})
 				}
 				ts = append(ts, d)

@@ -71,7 +71,7 @@ func (s *Sysctl) Validate(context.Context) error {
 }
 
 func (s *Sysctl) Activate(_ context.Context, want State) error {
-	for _, k := range sortedKeys(want) {
+	for _, k := range want.Keys() {
 		if err := os.WriteFile(s.proc(k), []byte(want[k]+"\n"), 0o644); err != nil {
 			return fmt.Errorf("sysctl %s = %s: %w", k, want[k], err)
 		}
@@ -136,7 +136,7 @@ func (d *SystemdDropIn) run(ctx context.Context, argv ...string) ([]byte, error)
 
 func (d *SystemdDropIn) Snapshot(ctx context.Context) (State, error) {
 	out := State{}
-	for _, k := range sortedKeys(d.Wanted()) {
+	for _, k := range d.Wanted().Keys() {
 		b, err := d.run(ctx, "systemctl", "show", "--value", "-p", k, d.Unit)
 		if err != nil {
 			return nil, err
@@ -172,7 +172,7 @@ func (d *SystemdDropIn) Verify(ctx context.Context, want State) error {
 // compare lists the keys of want whose got value differs.
 func compare(what string, want, got State, eq func(a, b string) bool) error {
 	var bad []string
-	for _, k := range sortedKeys(want) {
+	for _, k := range want.Keys() {
 		if !eq(want[k], got[k]) {
 			bad = append(bad, fmt.Sprintf("%s is %q, wanted %q", k, got[k], want[k]))
 		}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -179,7 +178,7 @@ func (m *MySQL) Activate(ctx context.Context, want State) error {
 		return err
 	}
 	var restart []string
-	for _, k := range sortedKeys(want) {
+	for _, k := range want.Keys() {
 		v := want[k]
 		cur, known := running[k]
 		if known && ValueEqual(v, cur) {
@@ -306,13 +305,4 @@ func sqlValue(v string) string {
 		return v
 	}
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
-}
-
-func sortedKeys(s State) []string {
-	ks := make([]string, 0, len(s))
-	for k := range s {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -24,7 +24,6 @@ type Nginx struct {
 	// Probe checks the reloaded server answers (nil: none).
 	Probe func(ctx context.Context) error
 
-	edits []nginxconf.Edit
 	files []File
 }
 
@@ -48,7 +47,7 @@ func NewNginxEdits(main string, edits []nginxconf.Edit) (*Nginx, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Nginx{Main: main, edits: edits}
+	n := &Nginx{Main: main}
 	paths := make([]string, 0, len(changed))
 	for p := range changed {
 		paths = append(paths, p)
@@ -65,7 +64,6 @@ func (n *Nginx) HostWide() bool                              { return false }
 func (n *Nginx) Files() []File                               { return n.files }
 func (n *Nginx) Wanted() State                               { return State{} }
 func (n *Nginx) Snapshot(context.Context) (State, error)     { return State{}, nil }
-func (n *Nginx) Edits() []nginxconf.Edit                     { return n.edits }
 func (n *Nginx) Validate(ctx context.Context) error          { return call(ctx, n.Test) }
 func (n *Nginx) Activate(ctx context.Context, _ State) error { return call(ctx, n.Reload) }
 func (n *Nginx) Verify(ctx context.Context, _ State) error   { return call(ctx, n.Probe) }

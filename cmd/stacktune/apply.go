@@ -598,7 +598,7 @@ func dryRun(ctx context.Context, targets []apply.Target, o applyOptions, w io.Wr
 		if p.Unread != "" {
 			fmt.Fprintf(&b, "  (the running values could not be read: %s)\n", p.Unread)
 		}
-		for _, k := range sortedStateKeys(p.Wanted) {
+		for _, k := range p.Wanted.Keys() {
 			if p.Before == nil {
 				fmt.Fprintf(&b, "  %s: → %s\n", k, p.Wanted[k])
 				continue
@@ -616,15 +616,6 @@ func dryRun(ctx context.Context, targets []apply.Target, o applyOptions, w io.Wr
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
-}
-
-func sortedStateKeys(s apply.State) []string {
-	ks := make([]string, 0, len(s))
-	for k := range s {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // listTransactions prints apply.History.
