@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -127,11 +126,7 @@ func (d *SystemdDropIn) run(ctx context.Context, argv ...string) ([]byte, error)
 	if d.Run != nil {
 		return d.Run(ctx, argv...)
 	}
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		return out, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, lastLines(out, 6))
-	}
-	return out, nil
+	return runCommand(ctx, argv, false)
 }
 
 func (d *SystemdDropIn) Snapshot(ctx context.Context) (State, error) {
