@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -207,12 +206,6 @@ func getOK(ctx context.Context, client *http.Client, url, who string) error {
 		return fmt.Errorf("%s answers %s with %d", who, req.URL.Path, resp.StatusCode)
 	}
 	return nil
-}
-
-// appConfigJSON renders an app config file.
-func appConfigJSON(cfg refapp.Config) []byte {
-	b, _ := json.MarshalIndent(cfg, "", "  ") // plain data: cannot fail
-	return append(b, '\n')
 }
 
 func (s *stack) stop() {

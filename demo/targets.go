@@ -34,7 +34,7 @@ func appState(c refapp.Config) apply.State {
 func (a *appTarget) Name() string   { return "app" }
 func (a *appTarget) HostWide() bool { return false }
 func (a *appTarget) Files() []apply.File {
-	return []apply.File{{Path: a.s.appConfig, Data: appConfigJSON(a.cfg), Perm: 0o600}}
+	return []apply.File{{Path: a.s.appConfig, Data: a.cfg.JSON(), Perm: 0o600}}
 }
 func (a *appTarget) Wanted() apply.State { return appState(a.cfg) }
 func (a *appTarget) Snapshot(context.Context) (apply.State, error) {

@@ -80,16 +80,18 @@ func LoadConfig(path string) (Config, error) {
 	return cfg, nil
 }
 
+// JSON is the config file's content: indented JSON with every key.
+func (c Config) JSON() []byte {
+	data, _ := json.MarshalIndent(c, "", "  ") // strings and booleans: cannot fail
+	return append(data, '\n')
+}
+
 // Write writes c to path as indented JSON (every key present), mode 0600
 // since the DSN may hold a password. It writes in place: writing a
 // temporary file and renaming it over path, for readers that must never
 // see half a file, is the caller's job.
 func (c Config) Write(path string) error {
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return fmt.Errorf("refapp: config: %w", err)
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(path, c.JSON(), 0o600); err != nil {
 		return fmt.Errorf("refapp: config: %w", err)
 	}
 	return nil
