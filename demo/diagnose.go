@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -268,5 +267,3 @@ func (l *loop) keep(name string, v any) {
 		l.say("keeping %s: %v", name, err)
 	}
 }
-
-func cores() int { return runtime.NumCPU() }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -116,7 +117,6 @@ type loop struct {
 	scenario string
 	hist     *history.Store
 	runs     []history.Run
-	kept     []float64 // the scores of the last step kept (baseline first)
 	say      func(string, ...any)
 }
 
@@ -177,7 +177,7 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 
 	res = &LoopResult{Steps: []StepResult{}, NotApplied: []StepFinding{}, Stack: StackInfo{
 		MariaDB: l.st.db.Version(), Scale: opt.Scale, Runs: opt.Runs, DurationS: opt.Duration.Seconds(),
-		Connections: opt.Connections, Cores: cores(), Quick: opt.Quick,
+		Connections: opt.Connections, Cores: runtime.NumCPU(), Quick: opt.Quick,
 	}}
 	if opt.Dir != "" || opt.HistoryPath != "" {
 		res.History = histPath
@@ -188,7 +188,6 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 		return res, err
 	}
 	base.XBaseline = 1
-	l.kept = base.Scores
 	res.Steps = append(res.Steps, base)
 	if base.Median <= 0 {
 		return res, fmt.Errorf("the baseline scored %v: the reference stack does not work (see the failed runs)", base.Scores)
@@ -198,7 +197,7 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 	if err != nil {
 		return res, fmt.Errorf("diagnosis: %w", err)
 	}
-	if err := l.runSteps(ctx, d, "", false, res, base.Median); err != nil {
+	if err := l.runSteps(ctx, d, "", false, res); err != nil {
 		return res, err
 	}
 	// The tuned stack has other bottlenecks: audit it again and apply
@@ -208,7 +207,7 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 		return res, fmt.Errorf("second diagnosis: %w", err)
 	}
 	n := len(res.Steps)
-	if err := l.runSteps(ctx, d, " (2nd audit)", true, res, base.Median); err != nil {
+	if err := l.runSteps(ctx, d, " (2nd audit)", true, res); err != nil {
 		return res, err
 	}
 	if len(res.Steps) == n {
@@ -222,7 +221,7 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 // them to res; onlyChanges leaves out the steps with nothing to apply. A
 // step whose every run scores below the worst run of the last step kept
 // is rolled back (apply.Rollback) and reported so.
-func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyChanges bool, res *LoopResult, baseline float64) error {
+func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyChanges bool, res *LoopResult) error {
 	for _, s := range steps {
 		sr := StepResult{Label: s.label + suffix, Findings: []StepFinding{}}
 		plan, err := s.plan(ctx, l, d)
@@ -260,18 +259,27 @@ func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyCh
 		if err := l.measure(ctx, &sr); err != nil {
 			return err
 		}
-		sr.XBaseline = sr.Median / baseline
-		if prev := l.kept; slower(sr.Scores, prev) {
+		sr.XBaseline = sr.Median / res.Steps[0].Median
+		if prev := res.lastKept(); slower(sr.Scores, prev) {
 			sr.RolledBack = fmt.Sprintf("every run scored below the worst run of the step before (best %s < %s) and the median fell %.0f%%: the change made it slower, so it was rolled back",
 				history.Score(slices.Max(sr.Scores)), history.Score(slices.Min(prev)), 100*(1-history.Median(sr.Scores)/history.Median(prev)))
 			l.say("step %q: %s", sr.Label, sr.RolledBack)
 			if _, err := apply.Rollback(ctx, plan.targets, aopt); err != nil {
 				return fmt.Errorf("rolling back %s: %w", sr.Label, err)
 			}
-		} else {
-			l.kept = sr.Scores
 		}
 		res.Steps = append(res.Steps, sr)
+	}
+	return nil
+}
+
+// lastKept is the scores of the last step measured and not rolled back
+// (the baseline first).
+func (r *LoopResult) lastKept() []float64 {
+	for i := len(r.Steps) - 1; i >= 0; i-- {
+		if s := r.Steps[i]; s.Skipped == "" && s.RolledBack == "" {
+			return s.Scores
+		}
 	}
 	return nil
 }

@@ -44,3 +44,15 @@ func TestAppStateCoversConfig(t *testing.T) {
 		t.Errorf("state %v has keys that are no config field", st)
 	}
 }
+
+func TestLastKept(t *testing.T) {
+	r := &LoopResult{Steps: []StepResult{
+		{Label: "baseline", Scores: []float64{1, 2, 3}},
+		{Label: "indexes", Scores: []float64{10, 11, 12}},
+		{Label: "my.cnf", Skipped: "nothing to apply"},
+		{Label: "cache", Scores: []float64{5, 5, 5}, RolledBack: "slower"},
+	}}
+	if got := r.lastKept(); !reflect.DeepEqual(got, []float64{10, 11, 12}) {
+		t.Errorf("lastKept = %v, want the indexes step's scores", got)
+	}
+}
