@@ -31,7 +31,8 @@
 // with apply.Run, so each step is backed up, validated, activated, read
 // back and rolled back on failure (a failed step is reported and the loop
 // goes on). Then the tuned stack is diagnosed again and the steps run
-// again for what is new ("(2nd audit)"). Findings no step takes are
+// again for what it finds now ("(2nd audit)"; a change rolled back in the
+// first round is tried again, on the tuned stack). Findings no step takes are
 // listed with the reason (host-wide, information only, observability, a
 // code change the app has no switch for).
 //
