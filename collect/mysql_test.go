@@ -243,35 +243,6 @@ func TestMySQLUnreachable(t *testing.T) {
 	}
 }
 
-func TestParseFlavor(t *testing.T) {
-	cases := []struct {
-		name, version, comment string
-		flavor                 string
-		want                   ServerVersion
-	}{
-		{"MariaDB Debian", "10.11.19-MariaDB-0+deb12u1", "Debian 12", "mariadb", ServerVersion{10, 11, 19}},
-		{"MariaDB with log", "11.4.2-MariaDB-log", "mariadb.org binary distribution", "mariadb", ServerVersion{11, 4, 2}},
-		{"MariaDB replication prefix", "5.5.5-10.6.16-MariaDB", "MariaDB Server", "mariadb", ServerVersion{10, 6, 16}},
-		{"MySQL 8.0", "8.0.36", "MySQL Community Server - GPL", "mysql", ServerVersion{8, 0, 36}},
-		{"MySQL 5.7 log", "5.7.44-log", "MySQL Community Server (GPL)", "mysql", ServerVersion{5, 7, 44}},
-		{"Percona Server", "8.0.35-27", "Percona Server (GPL), Release 27, Revision 2f8eeab2", "percona", ServerVersion{8, 0, 35}},
-		{"Percona XtraDB Cluster", "8.0.33-25.1", "Percona XtraDB Cluster (GPL), Release rel25, Revision 0c56202, WSREP version 26.1.4.3", "percona", ServerVersion{8, 0, 33}},
-		{"Aurora", "8.0.mysql_aurora.3.04.0", "Source distribution", "mysql", ServerVersion{8, 0, 0}},
-		{"garbage", "unknown", "", "mysql", ServerVersion{}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f, v := parseFlavor(tc.version, tc.comment)
-			if f != tc.flavor || v != tc.want {
-				t.Errorf("parseFlavor(%q, %q) = %s %v, want %s %v", tc.version, tc.comment, f, v, tc.flavor, tc.want)
-			}
-		})
-	}
-	if !(ServerVersion{8, 0, 30}).AtLeast(8, 0, 30) || (ServerVersion{8, 0, 29}).AtLeast(8, 0, 30) || !(ServerVersion{10, 5, 0}).AtLeast(8, 4, 9) {
-		t.Error("AtLeast")
-	}
-}
-
 func TestStatusRates(t *testing.T) {
 	first := map[string]string{
 		"Com_select": "100", "Threads_connected": "5", "Innodb_buffer_pool_pages_free": "900",

@@ -315,7 +315,7 @@ func (c *Config) Apply(edits []Edit) (map[string][]byte, error) {
 	byKey := map[string]*group{}
 	blockID := map[*node]int{}
 	for _, e := range edits {
-		if err := e.check(); err != nil {
+		if err := e.Check(); err != nil {
 			return nil, fmt.Errorf("edit in %q: %w", e.Context, err)
 		}
 		b, err := c.resolve(e.Context)

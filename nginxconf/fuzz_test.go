@@ -26,7 +26,7 @@ func FuzzParseSnippet(f *testing.F) {
 		// Written back as a snippet, the edits read the same.
 		var b strings.Builder
 		for _, e := range edits {
-			if e.Context == "" || e.check() != nil {
+			if e.Context == "" || e.Check() != nil {
 				t.Fatalf("invalid edit %+v", e)
 			}
 			b.WriteString(headerPrefix + e.Context + headerSuffix + "\n" + e.String() + "\n")

@@ -117,7 +117,7 @@ func parseDirective(line string) (Edit, error) {
 			if len(toks) > 1 {
 				e.Args = line[toks[1].start:toks[len(toks)-1].end]
 			}
-			if err := e.check(); err != nil {
+			if err := e.Check(); err != nil {
 				return Edit{}, err
 			}
 			return e, nil
@@ -126,8 +126,8 @@ func parseDirective(line string) (Edit, error) {
 	}
 }
 
-// check validates an edit's name and arguments.
-func (e Edit) check() error {
+// Check validates an edit's name and arguments.
+func (e Edit) Check() error {
 	if e.Name == "" || strings.ContainsAny(e.Name, " \t\r\n;{}\"'#\\$") {
 		return fmt.Errorf("%q is not a directive name", e.Name)
 	}

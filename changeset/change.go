@@ -1,0 +1,283 @@
+package changeset
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stacktune/stacktune/mysqlvar"
+	"github.com/stacktune/stacktune/nginxconf"
+)
+
+// Kind is what a change sets.
+type Kind string
+
+// Kinds of change.
+const (
+	// MySQLVariable is a server system variable: written to my.cnf under
+	// its option name (Change.Option, else Name) and, when dynamic, set
+	// with SET GLOBAL under Name.
+	MySQLVariable Kind = "mysql-variable"
+	// MySQLOption is a startup option that is no system variable
+	// (performance-schema-consumer-...): my.cnf only, read at a restart.
+	MySQLOption Kind = "mysql-option"
+	// Sysctl is a kernel setting (net.core.somaxconn).
+	Sysctl Kind = "sysctl"
+	// Nginx is a directive; Target names its context as package
+	// nginxconf reads it ("nginx http {}", "nginx upstream app {}").
+	Nginx Kind = "nginx-directive"
+	// Systemd is a [Service] setting of the unit Target (LimitNOFILE).
+	Systemd Kind = "systemd-limit"
+	// Memcached is a command-line option of memcached (-c, -m, -s).
+	Memcached Kind = "memcached-flag"
+	// Redis is a redis.conf setting (maxmemory).
+	Redis Kind = "redis-config"
+	// Index adds a secondary index: Target is schema.table, Name the
+	// index, To its key parts ("(`one`, `created_at`)"), From "absent".
+	Index Kind = "ddl"
+	// App is a change to the application (its code or its settings): an
+	// N+1 query made one, a cache client that batches. From and To
+	// describe it in words.
+	App Kind = "code"
+)
+
+// Absent is the From (or To) of something that does not exist: an index
+// not yet there, a directive not set.
+const Absent = "absent"
+
+var kinds = []Kind{MySQLVariable, MySQLOption, Sysctl, Nginx, Systemd, Memcached, Redis, Index, App}
+
+// Activation is how a change takes effect.
+type Activation string
+
+// Activations.
+const (
+	// Dynamic: at once, on the running service (SET GLOBAL, /proc/sys,
+	// CONFIG SET, an online ALTER TABLE).
+	Dynamic Activation = "dynamic"
+	// Reload: the service rereads its files without dropping work (nginx
+	// -s reload).
+	Reload Activation = "reload"
+	// Restart: only a restart that reads the files applies it.
+	Restart Activation = "restart"
+	// Manual: a person makes it (application code).
+	Manual Activation = "manual"
+)
+
+// Risk is what a change costs or endangers.
+type Risk struct {
+	// Durability is what a crash can lose after the change, in words;
+	// empty when the change does not touch durability.
+	Durability string `json:"durability,omitempty"`
+	// Memory is what the change adds (or frees), in words.
+	Memory string `json:"memory,omitempty"`
+	// Restart is true when the change takes effect only after a restart
+	// of the service.
+	Restart bool   `json:"restart"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Change is one typed setting.
+type Change struct {
+	Kind Kind `json:"kind"`
+	// Target is where it applies: "mysqld", "/etc/sysctl.d", "nginx http
+	// {}", "nginx upstream app {} (FILE:LINE)", "mariadb.service",
+	// "memcached", "redis", "app.relations" (an index's table).
+	Target string `json:"target"`
+	// Name is the variable, sysctl, directive, limit, flag or index;
+	// Option is its my.cnf spelling when it differs (MariaDB before 11.1
+	// has the variable tx_isolation but the option
+	// transaction-isolation).
+	Name   string `json:"name"`
+	Option string `json:"option,omitempty"`
+	// From is the value the advice was made from (what the snapshot
+	// saw); "" when it was not seen. To is the value to set.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Direction is "increase", "decrease" or "set", for people reading
+	// it.
+	Direction string `json:"direction,omitempty"`
+	// Activation is how it takes effect (from the version table for
+	// MySQL variables).
+	Activation Activation `json:"activation,omitempty"`
+	// Apply says how a person would make it on the running system ("SET
+	// GLOBAL tmp_table_size = 67108864", "sysctl -w ..."): the same
+	// statement apply runs.
+	Apply string `json:"apply,omitempty"`
+	// Finding is the id of the finding that proposes it, Title that
+	// finding's title; Risk its risk. In a finding they are the
+	// finding's own and left empty here.
+	Finding string `json:"finding,omitempty"`
+	Title   string `json:"title,omitempty"`
+	Risk    *Risk  `json:"risk,omitempty"`
+}
+
+// Key identifies the setting a change writes: two changes with one Key
+// set the same thing.
+func (c *Change) Key() string {
+	name := c.Name
+	if c.Kind == MySQLVariable || c.Kind == MySQLOption {
+		name = mysqlvar.Norm(name)
+	}
+	return string(c.Kind) + "\x00" + c.Target + "\x00" + name
+}
+
+// FileName is the name the change has in its file: a MySQL variable's
+// option name, else its name.
+func (c *Change) FileName() string {
+	if c.Option != "" {
+		return c.Option
+	}
+	return c.Name
+}
+
+// Set is a change set: what one producer advises, at one time, for one
+// host.
+type Set struct {
+	// Format is the layout version (FormatVersion).
+	Format int `json:"format"`
+	// Source is what produced it ("stacktune audit", "stacktune
+	// indexes").
+	Source string `json:"source"`
+	// Host and Taken are the host and time of the snapshot the advice
+	// was made from.
+	Host  string    `json:"host,omitempty"`
+	Taken time.Time `json:"taken,omitzero"`
+	// Server is the MySQL server the advice was made for ("MariaDB
+	// 10.11.19"), when there was one.
+	Server  string   `json:"server,omitempty"`
+	Changes []Change `json:"changes"`
+}
+
+// FormatVersion is the layout version this package writes and reads.
+const FormatVersion = 1
+
+// Of returns the changes of the given kinds, in order.
+func (s *Set) Of(ks ...Kind) []Change {
+	var out []Change
+	for _, c := range s.Changes {
+		if slices.Contains(ks, c.Kind) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Without returns a copy of s without the changes of the given findings
+// (or of the given kinds).
+func (s *Set) Without(ids ...string) *Set {
+	out := *s
+	out.Changes = slices.DeleteFunc(slices.Clone(s.Changes), func(c Change) bool {
+		return slices.Contains(ids, c.Finding) || slices.Contains(ids, string(c.Kind))
+	})
+	return &out
+}
+
+// ErrInvalid marks a change set that cannot be applied as it is.
+var ErrInvalid = errors.New("invalid change set")
+
+// Validate checks what a change set read from a file (which a person may
+// have edited) must hold before anything renders or applies it: known
+// kinds, names that are names (no statement or path hidden in one),
+// values on one line, and no setting changed twice to two values.
+func (s *Set) Validate() error {
+	if s.Format > FormatVersion {
+		return fmt.Errorf("%w: format %d is from a newer stacktune (this one reads %d)", ErrInvalid, s.Format, FormatVersion)
+	}
+	seen := map[string]string{}
+	var errs []error
+	for i, c := range s.Changes {
+		if err := c.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("change %d (%s %s): %w", i+1, c.Kind, c.Name, err))
+			continue
+		}
+		k := c.Key()
+		if prev, ok := seen[k]; ok && !sameTo(c, prev) {
+			errs = append(errs, fmt.Errorf("change %d: %s is set twice, to %q and %q", i+1, c.Name, prev, c.To))
+		}
+		seen[k] = c.To
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	return nil
+}
+
+func sameTo(c Change, prev string) bool {
+	if c.Kind == MySQLVariable || c.Kind == MySQLOption {
+		return mysqlvar.Equal(c.To, prev)
+	}
+	return strings.Join(strings.Fields(c.To), " ") == strings.Join(strings.Fields(prev), " ")
+}
+
+func (c *Change) validate() error {
+	if !slices.Contains(kinds, c.Kind) {
+		return fmt.Errorf("unknown kind %q", c.Kind)
+	}
+	for what, v := range map[string]string{"target": c.Target, "name": c.Name, "option": c.Option, "from": c.From, "to": c.To} {
+		if strings.ContainsAny(v, "\n\r\x00") {
+			return fmt.Errorf("the %s holds a line break or a NUL byte", what)
+		}
+	}
+	line := Line{Key: c.FileName(), Value: c.To}
+	switch c.Kind {
+	case MySQLVariable, MySQLOption:
+		if !mysqlvar.ValidName(c.Name) || (c.Option != "" && !mysqlvar.ValidName(c.Option)) {
+			return fmt.Errorf("%q is not a variable name", c.Name)
+		}
+		if !MyCnf.writable(line) {
+			return fmt.Errorf("%q cannot be written in a my.cnf drop-in", c.To)
+		}
+	case Sysctl:
+		if !plainName(c.Name, "._-") || strings.Contains(c.Name, "..") {
+			return fmt.Errorf("%q is not a sysctl name", c.Name)
+		}
+		if !SysctlD.writable(line) {
+			return fmt.Errorf("%q cannot be written in a sysctl.d file", c.To)
+		}
+	case Systemd:
+		if !plainName(c.Name, "") || !plainName(c.Target, ".-_@") {
+			return fmt.Errorf("%q of %q is not a unit setting", c.Name, c.Target)
+		}
+		if !SystemdDropIn.writable(line) {
+			return fmt.Errorf("%q cannot be written in a systemd drop-in", c.To)
+		}
+	case Memcached:
+		if !strings.HasPrefix(c.Name, "-") || !plainName(strings.TrimLeft(c.Name, "-"), "-_") {
+			return fmt.Errorf("%q is not a memcached option", c.Name)
+		}
+	case Redis:
+		if !plainName(c.Name, "-_") {
+			return fmt.Errorf("%q is not a Redis setting", c.Name)
+		}
+	case Nginx:
+		if c.Target == "" {
+			return fmt.Errorf("%s has no context", c.Name)
+		}
+		if err := (nginxconf.Edit{Context: c.Target, Name: c.Name, Args: c.To}).Check(); err != nil {
+			return err
+		}
+	case Index:
+		_, table, ok := strings.Cut(c.Target, ".")
+		if !ok || table == "" || c.Name == "" || !strings.HasPrefix(strings.TrimSpace(c.To), "(") {
+			return fmt.Errorf("an index needs a schema.table target, a name and its key parts in parentheses")
+		}
+	}
+	return nil
+}
+
+// plainName: letters, digits and the extra bytes.
+func plainName(s, extra string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(extra, c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
