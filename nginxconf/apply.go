@@ -611,3 +611,33 @@ func indentUnit(data []byte) string {
 	}
 	return "    "
 }
+
+// Current reads what an edit would replace: the arguments of the
+// directive of the same name (and identity) in the edit's block or,
+// since nginx inherits most directives, in the nearest enclosing block
+// that sets it. found is false where no block sets it (nginx's default
+// applies).
+func (c *Config) Current(e Edit) (args []string, found bool, err error) {
+	if err := e.Check(); err != nil {
+		return nil, false, err
+	}
+	b, err := c.resolve(e.Context)
+	if err != nil {
+		return nil, false, err
+	}
+	ws, _ := words(e.Args)
+	id := identity(e.Name, ws)
+	for n := b; n != nil; n = n.parent {
+		for _, k := range n.kids {
+			if k.name == e.Name && !k.block && identity(k.name, k.args) == id {
+				return k.args, true, nil
+			}
+		}
+	}
+	return nil, false, nil
+}
+
+// SplitArgs reads an edit's argument text into the values nginx sees
+// (quotes and escapes resolved), to compare arguments however they are
+// written.
+func SplitArgs(s string) ([]string, error) { return words(s) }

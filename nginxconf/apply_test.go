@@ -469,3 +469,30 @@ func TestHTTPInIncludedFile(t *testing.T) {
 		}
 	}
 }
+
+func TestCurrent(t *testing.T) {
+	conf := "events {}\nhttp {\n    sendfile on;\n    proxy_set_header Host $host;\n    upstream app { server 127.0.0.1:8080; }\n    server {\n        listen 80;\n        location / { proxy_pass http://app; }\n    }\n}\n"
+	cfg, err := Parse("/etc/nginx/nginx.conf", []byte(conf), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		e     Edit
+		want  string
+		found bool
+	}{
+		{"set in its block", Edit{Context: "nginx http {}", Name: "sendfile", Args: "off"}, "on", true},
+		{"inherited by a location", Edit{Context: "nginx http>server>location / (/etc/nginx/nginx.conf:8)", Name: "sendfile", Args: "off"}, "on", true},
+		{"by first argument", Edit{Context: "nginx http {}", Name: "proxy_set_header", Args: `Connection ""`}, "", false},
+		{"by first argument, found", Edit{Context: "nginx http {}", Name: "proxy_set_header", Args: `Host "$http_host"`}, "Host $host", true},
+		{"nowhere: the default", Edit{Context: "nginx upstream app {}", Name: "keepalive", Args: "32"}, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args, found, err := cfg.Current(tc.e)
+			if err != nil || found != tc.found || strings.Join(args, " ") != tc.want {
+				t.Errorf("Current = %q %v %v, want %q %v", args, found, err, tc.want, tc.found)
+			}
+		})
+	}
+}

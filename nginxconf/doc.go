@@ -1,11 +1,11 @@
-// Package nginxconf applies an nginx snippet written by stacktune audit
-// --emit (advise.Emit) to a real nginx configuration and returns the new
-// content of the files that change, for a caller to write atomically
-// (internal/atomicfile) after nginx -t.
+// Package nginxconf puts directives (Edits: the nginx changes of a
+// change set, each naming its context) into a real nginx configuration
+// and returns the new content of the files that change, for a caller to
+// write atomically (internal/atomicfile) after nginx -t; Current reads
+// what an edit would replace, so a plan can see whether the advice still
+// fits the file.
 //
-// A snippet is a list of directives, each under a header line
-// "# --- in <context> ---" naming where it goes (ParseSnippet reads it
-// into Edits). Load reads nginx.conf and every file it includes (include
+// Load reads nginx.conf and every file it includes (include
 // paths relative to the directory of nginx.conf, as with nginx -p DIR -c
 // DIR/nginx.conf; globs in lexical order without hidden files) with the
 // byte offsets of every directive, so that Apply changes only the text it
@@ -43,7 +43,7 @@
 // grpc_set_header, set, log_format, env, load_module, include, ...;
 // header names compare case-insensitively); listen is told apart by its
 // address and port ("80", "*:80" and "0.0.0.0:80" are one). Several
-// directives of the same name for one block in a snippet replace all of
+// directives of the same name for one block in one Apply replace all of
 // that name together (upstream NAME with "server unix:/run/app.sock;"
 // replaces every server of the upstream). A directive that is not there
 // yet is inserted on a line of its own before the block's closing brace,

@@ -8,18 +8,18 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stacktune/stacktune/advise"
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/nginxconf"
 )
 
 // TestEmitApplyNginxT is the whole path: collect a configuration, audit
-// it, emit the snippet, apply it to the configuration, and nginx -t the
-// result; applying the snippet again changes nothing.
+// it, take the nginx changes of its change set, apply them to the configuration, and nginx -t the
+// result; applying them again changes nothing.
 func TestEmitApplyNginxT(t *testing.T) {
 	bin := nginxconf.NginxBinary(t)
 	for _, name := range []string{"debian", "isucon", "keepalive"} {
@@ -37,40 +37,28 @@ func TestEmitApplyNginxT(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := advise.Audit(snap, advise.Options{})
-			emitted, err := advise.Emit(filepath.Join(t.TempDir(), "emit"), res)
-			if err != nil {
-				t.Fatal(err)
+			var edits []nginxconf.Edit
+			for _, ch := range res.ChangeSet().Of(changeset.Nginx) {
+				edits = append(edits, nginxconf.Edit{Context: ch.Target, Name: ch.Name, Args: ch.To})
 			}
-			var snippet []byte
-			for _, p := range emitted {
-				if strings.HasSuffix(filepath.ToSlash(p), advise.EmitNginx) {
-					if snippet, err = os.ReadFile(p); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if snippet == nil {
-				t.Fatalf("no nginx snippet among %q", emitted)
-			}
-			edits, err := nginxconf.ParseSnippet(snippet)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, snippet)
+			if len(edits) == 0 {
+				t.Fatal("no nginx change")
 			}
 			contexts := map[string]bool{}
 			for _, e := range edits {
 				contexts[e.Context] = true
 			}
-			t.Logf("%d edits in %d contexts:\n%s", len(edits), len(contexts), snippet)
+			t.Logf("%d edits in %d contexts", len(edits), len(contexts))
 			c, err := nginxconf.Load(conf)
 			if err != nil {
 				t.Fatal(err)
 			}
 			out, err := c.Apply(edits)
 			if err != nil {
-				t.Fatalf("%v\n%s", err, snippet)
+				t.Fatalf("%v\n%v", err, edits)
 			}
 			if len(out) == 0 {
-				t.Fatal("the snippet changed nothing")
+				t.Fatal("the edits changed nothing")
 			}
 			for p, b := range out {
 				if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -78,14 +66,14 @@ func TestEmitApplyNginxT(t *testing.T) {
 				}
 			}
 			if msg, ok := nginxconf.NginxT(t, bin, dir); !ok {
-				t.Fatalf("nginx -t fails on the result:\n%s\nsnippet:\n%s", msg, snippet)
+				t.Fatalf("nginx -t fails on the result:\n%s\nedits: %v", msg, edits)
 			}
 			again, err := nginxconf.Load(conf)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if twice, err := again.Apply(edits); err != nil || len(twice) != 0 {
-				t.Errorf("applying the snippet again: %d files changed, %v", len(twice), err)
+				t.Errorf("applying the edits again: %d files changed, %v", len(twice), err)
 			}
 		})
 	}

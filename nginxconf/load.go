@@ -239,3 +239,12 @@ func (p *parser) include(f *file, n, parent *node, depth int) error {
 	}
 	return nil
 }
+
+// Content is a file of the configuration as it was read (nil when it is
+// not one of its files), by absolute path.
+func (c *Config) Content(abs string) []byte {
+	if f := c.byAbs[abs]; f != nil {
+		return f.data
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package nginxconf
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,88 @@ import (
 
 	"github.com/stacktune/stacktune/internal/golden"
 )
+
+// The snippet format (what changeset renders as nginx/stacktune.conf)
+// is how these tests write edits; apply takes them from the change set.
+
+// snippetHeader starts and ends the line naming a context.
+const (
+	headerPrefix = "# --- in "
+	headerSuffix = " ---"
+)
+
+// ParseSnippet reads a snippet as advise.Emit writes it: lines
+// "# --- in <context> ---" name the context of the directives below them,
+// other lines starting with '#' are comments, blank lines are skipped,
+// and every other line is one directive, "name args...;". Errors name
+// the line.
+func ParseSnippet(b []byte) ([]Edit, error) {
+	var out []Edit
+	context := ""
+	for i, raw := range bytes.Split(b, []byte("\n")) {
+		n := i + 1
+		line := strings.TrimSpace(string(raw))
+		switch {
+		case line == "":
+			continue
+		case strings.HasPrefix(line, headerPrefix) && strings.HasSuffix(line, headerSuffix) && len(line) >= len(headerPrefix)+len(headerSuffix):
+			c := strings.TrimSpace(line[len(headerPrefix) : len(line)-len(headerSuffix)])
+			if c == "" {
+				return nil, fmt.Errorf("snippet line %d: a context header names no context", n)
+			}
+			context = c
+			continue
+		case strings.HasPrefix(line, "#"):
+			continue
+		}
+		e, err := parseDirective(line)
+		if err != nil {
+			return nil, fmt.Errorf("snippet line %d: %w", n, err)
+		}
+		if context == "" {
+			return nil, fmt.Errorf("snippet line %d: %s comes before any %q line naming its context", n, e.Name, headerPrefix+"<context>"+headerSuffix)
+		}
+		e.Context = context
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// parseDirective reads one line "name args...;".
+func parseDirective(line string) (Edit, error) {
+	lx := &lexer{data: []byte(line), file: "directive", line: 1}
+	var toks []token
+	for {
+		t, err := lx.next()
+		if err != nil {
+			return Edit{}, fmt.Errorf("%q: %s", line, strings.TrimPrefix(err.Error(), "directive:1: "))
+		}
+		if t.kind == tokEOF {
+			return Edit{}, fmt.Errorf("%q does not end with \";\"", line)
+		}
+		if t.kind == '{' || t.kind == '}' {
+			return Edit{}, fmt.Errorf("%q: blocks are not directives a snippet can set", line)
+		}
+		if t.kind == ';' {
+			if len(toks) == 0 {
+				return Edit{}, fmt.Errorf("%q: a \";\" without a directive", line)
+			}
+			rest := strings.TrimSpace(line[t.end:])
+			if rest != "" && !strings.HasPrefix(rest, "#") {
+				return Edit{}, fmt.Errorf("%q: text after the \";\"", line)
+			}
+			e := Edit{Name: toks[0].text}
+			if len(toks) > 1 {
+				e.Args = line[toks[1].start:toks[len(toks)-1].end]
+			}
+			if err := e.Check(); err != nil {
+				return Edit{}, err
+			}
+			return e, nil
+		}
+		toks = append(toks, t)
+	}
+}
 
 // TestParseSnippetEmitted reads a snippet advise.Emit wrote (a copy of
 // advise/testdata/emit/nginx/stacktune.conf).
