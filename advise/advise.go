@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // Severity says how urgent a finding is.
@@ -54,67 +56,12 @@ type Evidence struct {
 	Source string `json:"source"`
 }
 
-// Change kinds.
-const (
-	// KindMySQLVariable is a server system variable, written to my.cnf
-	// under its option name (Change.Option) and, when dynamic, settable
-	// with SET GLOBAL under Change.Name.
-	KindMySQLVariable = "mysql-variable"
-	// KindMySQLOption is a startup option that is no system variable
-	// (performance-schema-consumer-...): my.cnf only.
-	KindMySQLOption = "mysql-option"
-	KindSysctl      = "sysctl"
-	KindNginx       = "nginx-directive"
-	KindSystemd     = "systemd-limit"
-	KindMemcached   = "memcached-flag"
-	KindRedis       = "redis-config"
-	KindDDL         = "ddl"
-	KindCode        = "code"
-)
-
 // Directions of a change.
 const (
 	Increase = "increase"
 	Decrease = "decrease"
 	Set      = "set"
 )
-
-// Change is a recommendation as a typed setting.
-type Change struct {
-	Kind string `json:"kind"`
-	// Target is where it applies: "mysqld", "/etc/sysctl.d", "nginx
-	// http {}", "nginx upstream app {}", "mariadb.service", "memcached".
-	Target string `json:"target"`
-	// Name is the variable, sysctl, directive, limit or flag; Option is
-	// its my.cnf spelling when it differs (MariaDB before 11.1 has the
-	// variable tx_isolation but the option transaction-isolation).
-	Name      string `json:"name"`
-	Option    string `json:"option,omitempty"`
-	Current   string `json:"current"`
-	Value     string `json:"value"`
-	Direction string `json:"direction"`
-	// Apply says how to apply it to the running system, when it can be
-	// ("SET GLOBAL tmp_table_size = 67108864", "sysctl -w ...").
-	Apply string `json:"apply,omitempty"`
-}
-
-// key identifies the setting a change writes.
-func (ch *Change) key() string {
-	return ch.Kind + "\x00" + ch.Target + "\x00" + normName(ch.Name)
-}
-
-// Risk is what a change costs or endangers.
-type Risk struct {
-	// Durability is what a crash can lose after the change, in words;
-	// empty when the change does not touch durability.
-	Durability string `json:"durability,omitempty"`
-	// Memory is what the change adds (or frees), in words.
-	Memory string `json:"memory,omitempty"`
-	// Restart is true when the change takes effect only after a restart
-	// of the service.
-	Restart bool   `json:"restart"`
-	Note    string `json:"note,omitempty"`
-}
 
 // Finding is one rule's verdict on the evidence.
 type Finding struct {
@@ -126,23 +73,24 @@ type Finding struct {
 	// Change is the recommendation, nil when there is nothing to set
 	// (information, or a change stacktune must not make: durability
 	// without AllowDurabilityLoss, a fixed setting).
-	Change *Change `json:"change"`
+	Change *changeset.Change `json:"change"`
 	// Also are changes that go with Change and must be applied with it
 	// (tmp_table_size with max_heap_table_size).
-	Also   []Change `json:"also,omitempty"`
-	Effect string   `json:"effect"`
-	Risk   Risk     `json:"risk"`
+	Also   []changeset.Change `json:"also,omitempty"`
+	Effect string             `json:"effect"`
+	Risk   changeset.Risk     `json:"risk"`
 	// Source is where the rule comes from: a seed ("seed 004") or a
 	// manual ("MySQL manual, 'Internal Temporary Table Use'").
 	Source string `json:"source"`
 }
 
 // Changes returns Change and Also.
-func (f *Finding) Changes() []Change {
-	if f.Change == nil {
-		return f.Also
+func (f *Finding) Changes() []changeset.Change {
+	var out []changeset.Change
+	if f.Change != nil {
+		out = append(out, *f.Change)
 	}
-	return append([]Change{*f.Change}, f.Also...)
+	return append(out, f.Also...)
 }
 
 // Options tune the audit.
@@ -180,6 +128,9 @@ type Rule interface {
 type Result struct {
 	Host  string    `json:"host"`
 	Taken time.Time `json:"taken"`
+	// Server is the MySQL server audited ("MariaDB 10.11.19"), empty
+	// without a MySQL layer.
+	Server string `json:"server,omitempty"`
 	// Findings are sorted by severity, then id, then title.
 	Findings        []Finding                `json:"findings"`
 	CollectorErrors []collect.CollectorError `json:"collector_errors"`
@@ -204,6 +155,9 @@ func audit(s *collect.Snapshot, opt Options, rules []Rule) *Result {
 	r.Host, r.Taken = s.Host, s.Taken
 	r.CollectorErrors = append(r.CollectorErrors, s.Errors...)
 	c := newContext(s, opt)
+	if s.MySQL != nil {
+		r.Server = c.ServerName()
+	}
 	for _, rule := range rules {
 		fs := runRule(c, rule)
 		for i := range fs {
@@ -225,7 +179,7 @@ func audit(s *collect.Snapshot, opt Options, rules []Rule) *Result {
 	sortFindings(r.Findings)
 	resolveConflicts(r.Findings)
 	for i := range r.Findings {
-		fillApply(&r.Findings[i])
+		c.fillApply(&r.Findings[i])
 	}
 	r.NotSeen = append(r.NotSeen, c.notSeenList()...)
 	return r
@@ -262,12 +216,12 @@ func sortFindings(fs []Finding) {
 // it from happening).
 func (c *Context) enforce(f *Finding) {
 	var notes []string
-	keep := func(ch *Change) bool {
-		if v, ok := c.Fixed(ch.Name); ok && !sameValue(v, ch.Value) {
+	keep := func(ch *changeset.Change) bool {
+		if v, ok := c.Fixed(ch.Name); ok && !mysqlvar.Equal(v, ch.To) {
 			notes = append(notes, fmt.Sprintf("%s is fixed at %s (--fix): not changed", ch.Name, v))
 			return false
 		}
-		if ch.Kind == KindMySQLVariable && c.My != nil && len(c.My.Variables) > 0 && !c.Has(ch.Name) {
+		if ch.Kind == changeset.MySQLVariable && c.My != nil && len(c.My.Variables) > 0 && !c.Has(ch.Name) {
 			notes = append(notes, fmt.Sprintf("%s does not exist on this server: not changed", ch.Name))
 			return false
 		}
@@ -305,42 +259,63 @@ func resolveConflicts(fs []Finding) {
 	}{}
 	for i := range fs {
 		f := &fs[i]
-		check := func(ch *Change) bool {
-			k := ch.key()
+		check := func(ch *changeset.Change) bool {
+			k := ch.Key()
 			if prev, ok := first[k]; ok {
-				if !sameValue(prev.value, ch.Value) {
+				if !mysqlvar.Equal(prev.value, ch.To) {
 					f.Risk.Note = joinNote(f.Risk.Note, fmt.Sprintf("%s: %s sets it to %s, which takes precedence", ch.Name, prev.id, prev.value))
 					return false
 				}
 				return true
 			}
-			first[k] = struct{ id, value string }{f.ID, ch.Value}
+			first[k] = struct{ id, value string }{f.ID, ch.To}
 			return true
 		}
 		if f.Change != nil && !check(f.Change) {
 			f.Change, f.Also = nil, nil
 			continue
 		}
-		f.Also = slices.DeleteFunc(f.Also, func(ch Change) bool { return !check(&ch) })
+		f.Also = slices.DeleteFunc(f.Also, func(ch changeset.Change) bool { return !check(&ch) })
 	}
 }
 
-// fillApply says how to apply a change to the running system.
-func fillApply(f *Finding) {
-	fill := func(ch *Change) {
+// fillApply says how each change of f takes effect on the running
+// system (Activation, from the version table for MySQL variables) and how
+// a person would make it now (Apply: for a dynamic MySQL variable the
+// SET GLOBAL statement apply runs).
+func (c *Context) fillApply(f *Finding) {
+	fill := func(ch *changeset.Change) {
+		switch ch.Kind {
+		case changeset.MySQLVariable:
+			dyn, known := mysqlvar.Dynamic(c.Flavor(), c.Version(), ch.Name)
+			if !known {
+				dyn = !f.Risk.Restart
+			}
+			ch.Activation = changeset.Restart
+			if dyn {
+				ch.Activation = changeset.Dynamic
+				if stmt, err := mysqlvar.SetGlobal(ch.Name, ch.To); err == nil && ch.Apply == "" {
+					ch.Apply = stmt
+				}
+			}
+		case changeset.MySQLOption, changeset.Systemd, changeset.Memcached:
+			ch.Activation = changeset.Restart
+		case changeset.Sysctl, changeset.Redis, changeset.Index:
+			ch.Activation = changeset.Dynamic
+		case changeset.Nginx:
+			ch.Activation = changeset.Reload
+		case changeset.App:
+			ch.Activation = changeset.Manual
+		}
 		if ch.Apply != "" {
 			return
 		}
 		switch ch.Kind {
-		case KindMySQLVariable:
-			if !f.Risk.Restart {
-				ch.Apply = "SET GLOBAL " + ch.Name + " = " + sqlValue(ch.Value)
-			}
-		case KindSysctl:
-			ch.Apply = "sysctl -w " + ch.Name + "='" + ch.Value + "'"
-		case KindNginx:
+		case changeset.Sysctl:
+			ch.Apply = "sysctl -w " + ch.Name + "='" + ch.To + "'"
+		case changeset.Nginx:
 			ch.Apply = "nginx -t && nginx -s reload"
-		case KindSystemd:
+		case changeset.Systemd:
 			ch.Apply = "systemctl daemon-reload && systemctl restart " + ch.Target
 		}
 	}
@@ -352,38 +327,25 @@ func fillApply(f *Finding) {
 	}
 }
 
-// sqlValue quotes a value for SET GLOBAL unless it is a number or a
-// keyword.
-func sqlValue(v string) string {
-	if v == "" {
-		return "''"
+// ChangeSet is the audit's changes as the change set apply takes: every
+// change of every finding, each with its finding's id, title and risk.
+func (r *Result) ChangeSet() *changeset.Set {
+	s := &changeset.Set{Format: changeset.FormatVersion, Source: "stacktune audit", Host: r.Host, Taken: r.Taken, Server: r.Server, Changes: []changeset.Change{}}
+	for i := range r.Findings {
+		s.Changes = append(s.Changes, r.Findings[i].Changeset()...)
 	}
-	if isNumber(v) {
-		return v
-	}
-	switch strings.ToUpper(v) {
-	case "ON", "OFF", "DEFAULT":
-		return strings.ToUpper(v)
-	}
-	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	return s
 }
 
-func isNumber(s string) bool {
-	if s == "" {
-		return false
+// Changeset is the finding's changes, each carrying the finding's id,
+// title and risk.
+func (f *Finding) Changeset() []changeset.Change {
+	out := f.Changes()
+	for i := range out {
+		risk := f.Risk
+		out[i].Finding, out[i].Title, out[i].Risk = f.ID, f.Title, &risk
 	}
-	dot := false
-	for i, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-		case r == '.' && !dot:
-			dot = true
-		case r == '-' && i == 0 && len(s) > 1:
-		default:
-			return false
-		}
-	}
-	return true
+	return out
 }
 
 func joinNote(a, b string) string {
@@ -394,27 +356,4 @@ func joinNote(a, b string) string {
 		return a
 	}
 	return a + ". " + b
-}
-
-// normName folds a setting name for comparison: lower case, '-' as '_'.
-func normName(s string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
-}
-
-// sameValue compares two setting values, taking ON/1/TRUE/YES (and
-// OFF/0/FALSE/NO) for the same and ignoring case and blanks.
-func sameValue(a, b string) bool {
-	na, nb := normValue(a), normValue(b)
-	return na == nb
-}
-
-func normValue(v string) string {
-	v = strings.ToLower(strings.Join(strings.Fields(v), " "))
-	switch v {
-	case "on", "1", "true", "yes":
-		return "1"
-	case "off", "0", "false", "no":
-		return "0"
-	}
-	return v
 }

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // everythingWrong makes as many MySQL rules fire as one snapshot can.
@@ -60,13 +62,13 @@ func TestNoVariableTheServerLacks(t *testing.T) {
 					for _, f := range r.Check(c) {
 						fired++
 						for _, ch := range f.Changes() {
-							if ch.Kind != KindMySQLVariable {
+							if ch.Kind != changeset.MySQLVariable {
 								continue
 							}
 							if _, ok := s.MySQL.Variables[ch.Name]; !ok {
 								t.Errorf("%s proposes %s, which %s does not have", f.ID, ch.Name, sv.name)
 							}
-							if _, ok := versionIndex[ch.Name]; !ok {
+							if _, known := mysqlvar.Dynamic(sv.flavor, parseVersion(sv.version), ch.Name); !known {
 								t.Errorf("%s proposes %s, which the version table does not list", f.ID, ch.Name)
 							}
 						}
@@ -222,11 +224,11 @@ func TestSortedBySeverity(t *testing.T) {
 // values keep the most severe one's.
 func TestConflictsResolved(t *testing.T) {
 	fs := []Finding{
-		{ID: "a", Severity: Critical, Change: &Change{Kind: KindMySQLVariable, Target: "mysqld", Name: "max_connections", Value: "500"}},
-		{ID: "b", Severity: Info, Change: &Change{Kind: KindMySQLVariable, Target: "mysqld", Name: "max-connections", Value: "200"},
-			Also: []Change{{Kind: KindMySQLVariable, Target: "mysqld", Name: "thread_cache_size", Value: "50"}}},
-		{ID: "c", Severity: Info, Change: &Change{Kind: KindSysctl, Target: "/etc/sysctl.d", Name: "vm.swappiness", Value: "1"},
-			Also: []Change{{Kind: KindMySQLVariable, Target: "mysqld", Name: "max_connections", Value: "500"}}},
+		{ID: "a", Severity: Critical, Change: &changeset.Change{Kind: changeset.MySQLVariable, Target: "mysqld", Name: "max_connections", To: "500"}},
+		{ID: "b", Severity: Info, Change: &changeset.Change{Kind: changeset.MySQLVariable, Target: "mysqld", Name: "max-connections", To: "200"},
+			Also: []changeset.Change{{Kind: changeset.MySQLVariable, Target: "mysqld", Name: "thread_cache_size", To: "50"}}},
+		{ID: "c", Severity: Info, Change: &changeset.Change{Kind: changeset.Sysctl, Target: "/etc/sysctl.d", Name: "vm.swappiness", To: "1"},
+			Also: []changeset.Change{{Kind: changeset.MySQLVariable, Target: "mysqld", Name: "max_connections", To: "500"}}},
 	}
 	resolveConflicts(fs)
 	if fs[0].Change == nil || fs[1].Change != nil || len(fs[1].Also) != 0 || !strings.Contains(fs[1].Risk.Note, "a sets it to 500") {

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // Context is what a rule sees: the snapshot, the options, and helpers
@@ -34,7 +36,7 @@ func newContext(s *collect.Snapshot, opt Options) *Context {
 	c := &Context{Snap: s, Opt: opt, My: s.MySQL, Linux: s.Linux, Nginx: s.Nginx, Memcached: s.Memcached, Redis: s.Redis,
 		fixed: map[string]string{}, seen: map[string]bool{}}
 	for k, v := range opt.Fixed {
-		c.fixed[normName(k)] = v
+		c.fixed[mysqlvar.Norm(k)] = v
 	}
 	c.layersNotSeen()
 	return c
@@ -98,22 +100,29 @@ func (c *Context) layersNotSeen() {
 // Flavor is "mysql" or "mariadb" (Percona Server counts as MySQL), ""
 // without a MySQL layer.
 func (c *Context) Flavor() string {
-	if c.My == nil {
+	switch {
+	case c.My == nil:
 		return ""
+	case c.Server().IsMariaDB():
+		return mysqlvar.MariaDB
 	}
-	return normFlavor(c.My.Flavor)
+	return mysqlvar.MySQL
+}
+
+// Server is the MySQL server's flavour and version (zero without a MySQL
+// layer).
+func (c *Context) Server() mysqlvar.Server {
+	if c.My == nil {
+		return mysqlvar.Server{}
+	}
+	return mysqlvar.Server{Flavor: c.My.Flavor, Version: c.My.VersionNumber, Raw: c.My.Version}
 }
 
 // MariaDB reports whether the server is MariaDB.
-func (c *Context) MariaDB() bool { return c.Flavor() == FlavorMariaDB }
+func (c *Context) MariaDB() bool { return c.Flavor() == mysqlvar.MariaDB }
 
 // Version is the server's version.
-func (c *Context) Version() collect.ServerVersion {
-	if c.My == nil {
-		return collect.ServerVersion{}
-	}
-	return c.My.VersionNumber
-}
+func (c *Context) Version() mysqlvar.Version { return c.Server().Version }
 
 // AtLeast compares the server's version.
 func (c *Context) AtLeast(major, minor, patch int) bool {
@@ -121,15 +130,7 @@ func (c *Context) AtLeast(major, minor, patch int) bool {
 }
 
 // ServerName is "MariaDB 10.11.19" or "MySQL 8.0.36".
-func (c *Context) ServerName() string {
-	if c.MariaDB() {
-		return "MariaDB " + c.Version().String()
-	}
-	if c.My != nil && c.My.Flavor == "percona" {
-		return "Percona Server " + c.Version().String()
-	}
-	return "MySQL " + c.Version().String()
-}
+func (c *Context) ServerName() string { return c.Server().String() }
 
 // Var returns a running variable by name, or under the name the server
 // uses for it (tx_isolation for transaction_isolation on MariaDB 10.x).
@@ -140,15 +141,9 @@ func (c *Context) Var(name string) (string, bool) {
 	if v, ok := c.My.Variables[name]; ok {
 		return v, true
 	}
-	for _, group := range renames {
-		for _, n := range group {
-			if n == name {
-				for _, alt := range group {
-					if v, ok := c.My.Variables[alt]; ok {
-						return v, true
-					}
-				}
-			}
+	for _, alt := range mysqlvar.Aliases(name) {
+		if v, ok := c.My.Variables[alt]; ok {
+			return v, true
 		}
 	}
 	return "", false
@@ -163,15 +158,9 @@ func (c *Context) VarName(name string) string {
 	if _, ok := c.My.Variables[name]; ok {
 		return name
 	}
-	for _, group := range renames {
-		for _, n := range group {
-			if n == name {
-				for _, alt := range group {
-					if _, ok := c.My.Variables[alt]; ok {
-						return alt
-					}
-				}
-			}
+	for _, alt := range mysqlvar.Aliases(name) {
+		if _, ok := c.My.Variables[alt]; ok {
+			return alt
 		}
 	}
 	return ""
@@ -193,7 +182,7 @@ func (c *Context) Int(name string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return parseInt(v)
+	return mysqlvar.ParseInt(v)
 }
 
 // Float returns a numeric variable.
@@ -213,27 +202,7 @@ func (c *Context) On(name string) (on, ok bool) {
 	if !ok {
 		return false, false
 	}
-	return normValue(v) == "1", true
-}
-
-func parseInt(v string) (int64, bool) {
-	v = strings.TrimSpace(v)
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return n, true
-	}
-	if u, err := strconv.ParseUint(v, 10, 64); err == nil {
-		if u > math.MaxInt64 {
-			return math.MaxInt64, true
-		}
-		return int64(u), true
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
-		if f > math.MaxInt64 {
-			return math.MaxInt64, true
-		}
-		return int64(f), true
-	}
-	return 0, false
+	return mysqlvar.Equal(v, "ON"), true
 }
 
 // Interval is the time between the two status readings, 0 when there
@@ -333,7 +302,7 @@ func (c *Context) SysctlInt(name string) (int64, bool) {
 
 // Fixed returns the value a setting is fixed at (Options.Fixed).
 func (c *Context) Fixed(name string) (string, bool) {
-	v, ok := c.fixed[normName(name)]
+	v, ok := c.fixed[mysqlvar.Norm(name)]
 	return v, ok
 }
 
@@ -362,10 +331,10 @@ func (c *Context) Processes(patterns ...string) []collect.Process {
 
 // MySQLChange builds the change of a MySQL variable, with the my.cnf
 // spelling and the running value.
-func (c *Context) MySQLChange(name, value, direction string) *Change {
+func (c *Context) MySQLChange(name, value, direction string) *changeset.Change {
 	cur, _ := c.Var(name)
-	ch := &Change{Kind: KindMySQLVariable, Target: "mysqld", Name: name, Current: cur, Value: value, Direction: direction}
-	if o := OptionName(name); o != name {
+	ch := &changeset.Change{Kind: changeset.MySQLVariable, Target: "mysqld", Name: name, From: cur, To: value, Direction: direction}
+	if o := mysqlvar.OptionName(name); o != name {
 		ch.Option = o
 	}
 	return ch
@@ -374,14 +343,14 @@ func (c *Context) MySQLChange(name, value, direction string) *Change {
 // Restart reports whether changing a MySQL variable needs a restart on
 // this server (true when the table does not know it).
 func (c *Context) Restart(name string) bool {
-	d, known := Dynamic(c.Flavor(), c.Version(), name)
+	d, known := mysqlvar.Dynamic(c.Flavor(), c.Version(), name)
 	return !known || !d
 }
 
 // SysctlChange builds the change of a sysctl.
-func (c *Context) SysctlChange(name, value, direction string) *Change {
+func (c *Context) SysctlChange(name, value, direction string) *changeset.Change {
 	cur, _ := c.Sysctl(name)
-	return &Change{Kind: KindSysctl, Target: "/etc/sysctl.d", Name: name, Current: cur, Value: value, Direction: direction}
+	return &changeset.Change{Kind: changeset.Sysctl, Target: "/etc/sysctl.d", Name: name, From: cur, To: value, Direction: direction}
 }
 
 // ev builds an Evidence.
@@ -397,7 +366,7 @@ func (c *Context) varEv(name, unit string) Evidence {
 		n = name
 	}
 	if unit == "bytes" {
-		if b, ok := parseInt(v); ok && b >= 1024 {
+		if b, ok := mysqlvar.ParseInt(v); ok && b >= 1024 {
 			v = fmt.Sprintf("%s (%s)", v, fmtBytes(b))
 		}
 	}

@@ -16,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/sandbox"
 )
@@ -87,14 +86,14 @@ func TestEndToEndMariaDB(t *testing.T) {
 		}
 	}
 	bp := got["mysql-buffer-pool-size"]
-	if bp.Change == nil || bp.Change.Name != "innodb_buffer_pool_size" || bp.Change.Current != "8388608" || bp.Change.Direction != Increase {
+	if bp.Change == nil || bp.Change.Name != "innodb_buffer_pool_size" || bp.Change.From != "8388608" || bp.Change.Direction != Increase {
 		t.Errorf("buffer pool change %+v", bp.Change)
 	}
 	tmp := got["mysql-tmp-table-size"]
-	if tmp.Change == nil || tmp.Change.Name != "tmp_table_size" || tmp.Change.Current != "16384" || tmp.Change.Value != fmt.Sprint(64*mib) {
+	if tmp.Change == nil || tmp.Change.Name != "tmp_table_size" || tmp.Change.From != "16384" || tmp.Change.To != fmt.Sprint(64*mib) {
 		t.Errorf("tmp_table_size change %+v", tmp.Change)
 	}
-	if c := change([]Finding{tmp}, "max_heap_table_size"); c == nil || c.Value != fmt.Sprint(64*mib) {
+	if c := change([]Finding{tmp}, "max_heap_table_size"); c == nil || c.To != fmt.Sprint(64*mib) {
 		t.Errorf("max_heap_table_size %+v", c)
 	}
 	// The evidence is the interval's, with its units and source.
@@ -122,10 +121,10 @@ func TestEndToEndMariaDB(t *testing.T) {
 	if _, err := Emit(dir, withTx); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, EmitMySQL)); !strings.Contains(string(b), "\ntransaction_isolation = READ-COMMITTED\n") {
+	if b, _ := os.ReadFile(filepath.Join(dir, changeset.MySQLFile)); !strings.Contains(string(b), "\ntransaction_isolation = READ-COMMITTED\n") {
 		t.Errorf("drop-in:\n%s", b)
 	}
-	cnf := filepath.Join(dir, EmitMySQL)
+	cnf := filepath.Join(dir, changeset.MySQLFile)
 	out, err := exec.Command("mariadbd", "--defaults-file="+cnf, "--verbose", "--help").CombinedOutput()
 	if err != nil || strings.Contains(string(out), "unknown variable") || strings.Contains(string(out), "unknown option") {
 		t.Errorf("mariadbd rejects the drop-in: %v\n%s", err, lastLines(string(out), 5))
@@ -134,47 +133,12 @@ func TestEndToEndMariaDB(t *testing.T) {
 	// SET GLOBAL, as Change.Apply says.
 	for _, f := range withTx.Findings {
 		for _, ch := range f.Changes() {
-			if ch.Kind != KindMySQLVariable || ch.Apply == "" {
+			if ch.Kind != changeset.MySQLVariable || ch.Apply == "" {
 				continue
 			}
 			if _, err := r.srv.DB().Exec(ch.Apply); err != nil {
 				t.Errorf("%s: %s: %v", f.ID, ch.Apply, err)
 			}
-		}
-	}
-}
-
-// TestVersionTableMatchesMariaDB compares the version table with the
-// MariaDB installed here: a variable is present exactly where the table
-// says, and SET GLOBAL (to its own value) works exactly where the table
-// says it is dynamic.
-func TestVersionTableMatchesMariaDB(t *testing.T) {
-	r := runE2E(t)
-	m := r.snap.MySQL
-	if m.Flavor != "mariadb" {
-		t.Fatalf("flavour %s", m.Flavor)
-	}
-	db := r.srv.DB()
-	for _, f := range versionTable {
-		present, _ := Available(m.Flavor, m.VersionNumber, f.name)
-		_, has := m.Variables[f.name]
-		if present != has {
-			t.Errorf("%s on %s: table says present=%v, the server %v", f.name, m.Version, present, has)
-			continue
-		}
-		if !has {
-			continue
-		}
-		dyn, _ := Dynamic(m.Flavor, m.VersionNumber, f.name)
-		_, err := db.Exec("SET GLOBAL " + f.name + " = @@GLOBAL." + f.name)
-		var me *mysql.MySQLError
-		readOnly := errors.As(err, &me) && me.Number == 1238
-		if err != nil && !readOnly {
-			t.Errorf("SET GLOBAL %s: %v", f.name, err)
-			continue
-		}
-		if dyn == readOnly {
-			t.Errorf("%s on %s: table says dynamic=%v, SET GLOBAL says %v", f.name, m.Version, dyn, !readOnly)
 		}
 	}
 }
@@ -369,10 +333,10 @@ func TestMySQLTunerComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stChanges := map[string]Change{}
+	stChanges := map[string]changeset.Change{}
 	for _, f := range r.res.Findings {
 		for _, ch := range f.Changes() {
-			if ch.Kind == KindMySQLVariable {
+			if ch.Kind == changeset.MySQLVariable {
 				stChanges[ch.Name] = ch
 			}
 		}
@@ -394,7 +358,7 @@ func TestMySQLTunerComparison(t *testing.T) {
 			var have []string
 			for _, name := range v.vars {
 				if ch, ok := stChanges[name]; ok {
-					have = append(have, fmt.Sprintf("%s %s → %s", name, ch.Current, ch.Value))
+					have = append(have, fmt.Sprintf("%s %s → %s", name, ch.From, ch.To))
 					matched[name] = true
 				}
 			}
@@ -428,9 +392,9 @@ func TestMySQLTunerComparison(t *testing.T) {
 		ch := stChanges[name]
 		why := stacktuneOnly(r, name)
 		if why == "" {
-			t.Errorf("stacktune changes %s (%s → %s) and MySQLTuner does not: unexplained (add it to stacktuneOnly)", name, ch.Current, ch.Value)
+			t.Errorf("stacktune changes %s (%s → %s) and MySQLTuner does not: unexplained (add it to stacktuneOnly)", name, ch.From, ch.To)
 		}
-		report = append(report, fmt.Sprintf("ONLY-ST %-70s why: %s", fmt.Sprintf("%s %s → %s", name, ch.Current, ch.Value), why))
+		report = append(report, fmt.Sprintf("ONLY-ST %-70s why: %s", fmt.Sprintf("%s %s → %s", name, ch.From, ch.To), why))
 	}
 	t.Logf("MySQLTuner 1.9.9 vs stacktune on MariaDB %s:\n%s", r.snap.MySQL.VersionNumber, strings.Join(report, "\n"))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/internal/golden"
 )
@@ -64,9 +65,11 @@ func TestEmitGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, filepath.Join("testdata", "emit", rel), b)
-		checkCommented(t, rel, string(b))
+		if rel != changeset.FileName {
+			checkCommented(t, rel, string(b))
+		}
 	}
-	want := []string{EmitMemcached, EmitMySQL, EmitNginx, EmitRedis, EmitSysctl,
+	want := []string{changeset.FileName, changeset.MemcachedFile, changeset.MySQLFile, changeset.NginxFile, changeset.RedisFile, changeset.SysctlFile,
 		"systemd/mariadb.service.d/stacktune.conf", "systemd/nginx.service.d/stacktune.conf"}
 	if strings.Join(rels, " ") != strings.Join(want, " ") {
 		t.Errorf("files %q, want %q", rels, want)
@@ -75,12 +78,25 @@ func TestEmitGolden(t *testing.T) {
 		t.Errorf("left behind: %q", left)
 	}
 	// The doublewrite buffer is fixed: never in the file.
-	b, _ := os.ReadFile(filepath.Join(dir, EmitMySQL))
+	b, _ := os.ReadFile(filepath.Join(dir, changeset.MySQLFile))
 	if strings.Contains(string(b), "innodb_doublewrite") {
 		t.Error("a fixed setting was written")
 	}
 	if !strings.Contains(string(b), "#   durability: ") {
 		t.Error("durability-relaxing lines must carry their cost")
+	}
+	// What apply reads back is the audit's change set.
+	set, notes, err := changeset.Read(dir)
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("changeset.Read: %v %v", err, notes)
+	}
+	if got, want := len(set.Changes), len(res.ChangeSet().Changes); got != want || set.Server != "MariaDB 10.11.19" {
+		t.Errorf("read back %d changes for %q, want %d", got, set.Server, want)
+	}
+	for _, ch := range set.Changes {
+		if ch.Finding == "" || ch.Activation == "" || ch.Risk == nil {
+			t.Errorf("%s: finding %q activation %q risk %v", ch.Name, ch.Finding, ch.Activation, ch.Risk)
+		}
 	}
 }
 
@@ -197,7 +213,7 @@ func TestEmitAllOrNothing(t *testing.T) {
 		// An old drop-in that the first file replaces, and a regular file
 		// where the sysctl directory must go: mysql/ is written first,
 		// then sysctl/ fails.
-		old := filepath.Join(dir, EmitMySQL)
+		old := filepath.Join(dir, changeset.MySQLFile)
 		if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -246,8 +262,8 @@ func TestEmitAllOrNothing(t *testing.T) {
 // refused before anything is written.
 func TestEmitConflict(t *testing.T) {
 	r := &Result{Findings: []Finding{
-		{ID: "a", Title: "a", Change: &Change{Kind: KindSysctl, Target: "/etc/sysctl.d", Name: "vm.swappiness", Value: "1"}},
-		{ID: "b", Title: "b", Change: &Change{Kind: KindSysctl, Target: "/etc/sysctl.d", Name: "vm.swappiness", Value: "10"}},
+		{ID: "a", Title: "a", Change: &changeset.Change{Kind: changeset.Sysctl, Target: "/etc/sysctl.d", Name: "vm.swappiness", To: "1"}},
+		{ID: "b", Title: "b", Change: &changeset.Change{Kind: changeset.Sysctl, Target: "/etc/sysctl.d", Name: "vm.swappiness", To: "10"}},
 	}}
 	dir := t.TempDir()
 	if _, err := Emit(dir, r); err == nil {

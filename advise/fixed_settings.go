@@ -3,6 +3,8 @@ package advise
 import (
 	"fmt"
 	"sort"
+
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // fixed-settings: settings the user fixed (Options.Fixed, --fix
@@ -21,7 +23,7 @@ func checkFixedSettings(c *Context) []Finding {
 	var out []Finding
 	for _, raw := range names {
 		want := c.Opt.Fixed[raw]
-		name := normName(raw)
+		name := mysqlvar.Norm(raw)
 		f := Finding{
 			ID:       "fixed-settings",
 			Severity: Critical,
@@ -32,7 +34,7 @@ func checkFixedSettings(c *Context) []Finding {
 		case c.mysqlReady() && c.VarName(name) != "":
 			vn := c.VarName(name)
 			cur, _ := c.Var(vn)
-			if sameValue(cur, want) {
+			if mysqlvar.Equal(cur, want) {
 				continue
 			}
 			f.Layer = LayerMySQL
@@ -42,7 +44,7 @@ func checkFixedSettings(c *Context) []Finding {
 			f.Risk.Restart = c.Restart(vn)
 		case c.Linux != nil && c.Linux.Sysctls[raw] != "":
 			cur := c.Linux.Sysctls[raw]
-			if sameValue(cur, want) {
+			if mysqlvar.Equal(cur, want) {
 				continue
 			}
 			f.Layer = LayerLinux

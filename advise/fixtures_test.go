@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // Test fixtures: snapshots of a quiet, healthy host for each flavour and
@@ -35,14 +36,14 @@ var servers = []server{
 	{"MariaDB 11.4", "mariadb", "11.4.4"},
 }
 
-func parseVersion(s string) collect.ServerVersion {
-	var v collect.ServerVersion
+func parseVersion(s string) mysqlvar.Version {
+	var v mysqlvar.Version
 	fmt.Sscanf(s, "%d.%d.%d", &v.Major, &v.Minor, &v.Patch)
 	return v
 }
 
 // defaultValue is a variable's default on a flavour and version.
-func defaultValue(name, flavor string, v collect.ServerVersion) string {
+func defaultValue(name, flavor string, v mysqlvar.Version) string {
 	maria := flavor == "mariadb"
 	my80 := !maria && v.AtLeast(8, 0, 0)
 	my84 := !maria && v.AtLeast(8, 4, 0)
@@ -208,9 +209,9 @@ var fixTaken = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 func snapFor(sv server) *collect.Snapshot {
 	v := parseVersion(sv.version)
 	vars := map[string]string{}
-	for _, f := range versionTable {
-		if ok, _ := Available(sv.flavor, v, f.name); ok {
-			vars[f.name] = defaultValue(f.name, sv.flavor, v)
+	for _, name := range mysqlvar.Names() {
+		if ok, _ := mysqlvar.Available(sv.flavor, v, name); ok {
+			vars[name] = defaultValue(name, sv.flavor, v)
 		}
 	}
 	for k, val := range extraVariables {

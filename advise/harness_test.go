@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 )
 
@@ -78,7 +79,7 @@ func describe(fs []Finding) string {
 	for _, f := range fs {
 		b.WriteString("\n  " + string(f.Severity) + " " + f.ID + ": " + f.Title)
 		for _, ch := range f.Changes() {
-			b.WriteString("\n    " + ch.Kind + " " + ch.Name + " " + ch.Current + " → " + ch.Value)
+			b.WriteString("\n    " + string(ch.Kind) + " " + ch.Name + " " + ch.From + " → " + ch.To)
 		}
 		if f.Risk.Note != "" {
 			b.WriteString("\n    note: " + f.Risk.Note)
@@ -111,7 +112,7 @@ func checkFindingShape(t *testing.T, s *collect.Snapshot, fs []Finding) {
 			if ch.Kind == "" || ch.Name == "" || ch.Target == "" || ch.Direction == "" {
 				t.Errorf("%s: incomplete change %+v", f.ID, ch)
 			}
-			if ch.Kind == KindMySQLVariable && s.MySQL != nil {
+			if ch.Kind == changeset.MySQLVariable && s.MySQL != nil {
 				if _, ok := s.MySQL.Variables[ch.Name]; !ok {
 					t.Errorf("%s: changes %s, which %s %s does not have", f.ID, ch.Name, s.MySQL.Flavor, s.MySQL.Version)
 				}
@@ -121,7 +122,7 @@ func checkFindingShape(t *testing.T, s *collect.Snapshot, fs []Finding) {
 }
 
 // change returns the change of a finding (Change or Also) by name.
-func change(fs []Finding, name string) *Change {
+func change(fs []Finding, name string) *changeset.Change {
 	for _, f := range fs {
 		for _, ch := range f.Changes() {
 			if ch.Name == name {
@@ -140,8 +141,8 @@ func wantChange(t *testing.T, fs []Finding, name, value string) {
 	if ch == nil {
 		t.Fatalf("no change of %s in%s", name, describe(fs))
 	}
-	if ch.Value != value {
-		t.Errorf("%s = %s, want %s", name, ch.Value, value)
+	if ch.To != value {
+		t.Errorf("%s = %s, want %s", name, ch.To, value)
 	}
 }
 

@@ -131,7 +131,7 @@ func TestMemcachedWriteOnRead(t *testing.T) {
 			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.Stats["cmd_set"] = 95000, 5000, "100000"
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantSeverity(t, fs, Warning)
-			wantText(t, fs[0].Change.Value, "multi-get")
+			wantText(t, fs[0].Change.To, "multi-get")
 			wantText(t, fs[0].Title, "1.05 sets per hit")
 		}},
 		{name: "too few gets to judge: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // linux-mysqld-nofile: mysqld raises its own soft limit to
@@ -61,9 +63,9 @@ func checkLinuxMySQLdNofile(c *Context) []Finding {
 		Severity: Warning,
 		Evidence: []Evidence{ev("mysqld nofile limit", strings.Join(pids, "; "), "files", "/proc/PID/limits (Max open files)"),
 			c.varEv("open_files_limit", "files"), ev("files the settings need", fmt.Sprint(need), "files", formula)},
-		Change: &Change{Kind: KindSystemd, Target: unit, Name: "LimitNOFILE", Current: fmt.Sprint(*low), Value: fmt.Sprint(want), Direction: Increase},
+		Change: &changeset.Change{Kind: changeset.Systemd, Target: unit, Name: "LimitNOFILE", From: fmt.Sprint(*low), To: fmt.Sprint(want), Direction: Increase},
 		Effect: "mysqld gets the descriptors open_files_limit promises, instead of lowering it, table_open_cache and max_connections at start",
-		Risk:   Risk{Restart: true, Note: "a drop-in (systemctl edit " + unit + ") survives package upgrades; on Debian and Ubuntu MySQL's unit is mysql.service"},
+		Risk:   changeset.Risk{Restart: true, Note: "a drop-in (systemctl edit " + unit + ") survives package upgrades; on Debian and Ubuntu MySQL's unit is mysql.service"},
 		Source: "seed 003 (LimitNOFILE in the unit via systemctl edit, not ulimit); systemd.exec(5); stacktune plan mysqld-limitnofile",
 	}}
 }

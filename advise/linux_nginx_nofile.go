@@ -3,6 +3,8 @@ package advise
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // linux-nginx-nofile: without worker_rlimit_nofile, nginx's workers keep
@@ -36,9 +38,9 @@ func checkLinuxNginxNofile(c *Context) []Finding {
 		Title:    fmt.Sprintf("nginx workers may open %d files; worker_connections %d needs %d", low, c.Nginx.WorkerConnections, need),
 		Severity: Warning,
 		Evidence: []Evidence{ev("nginx nofile limit", strings.Join(seen, "; "), "files", "/proc/PID/limits (Max open files)"), c.nginxEv("worker_connections")},
-		Change:   &Change{Kind: KindSystemd, Target: "nginx.service", Name: "LimitNOFILE", Current: fmt.Sprint(low), Value: fmt.Sprint(need), Direction: Increase},
+		Change:   &changeset.Change{Kind: changeset.Systemd, Target: "nginx.service", Name: "LimitNOFILE", From: fmt.Sprint(low), To: fmt.Sprint(need), Direction: Increase},
 		Effect:   "workers do not fail accept() with EMFILE (\"Too many open files\") before worker_connections is reached",
-		Risk:     Risk{Restart: true, Note: "or set worker_rlimit_nofile in nginx.conf, which a reload applies"},
+		Risk:     changeset.Risk{Restart: true, Note: "or set worker_rlimit_nofile in nginx.conf, which a reload applies"},
 		Source:   "seed 003 (LimitNOFILE for the web server, via systemctl edit); nginx docs (worker_rlimit_nofile)",
 	}}
 }

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // linux-overcommit: Redis forks to write its snapshot or rewrite its AOF;
 // with vm.overcommit_memory=0 the kernel may refuse the fork of a large
@@ -27,7 +31,7 @@ func checkLinuxOvercommit(c *Context) []Finding {
 				ev("Redis persistence", fmt.Sprintf("save %q, appendonly %v", c.Redis.Save, c.Redis.AOF), "", "CONFIG GET save, appendonly")},
 			Change: c.SysctlChange("vm.overcommit_memory", "1", Set),
 			Effect: "Redis's fork for BGSAVE or an AOF rewrite is not refused for the memory the child would only share copy-on-write",
-			Risk:   Risk{Memory: "the kernel no longer refuses allocations up front; a real shortage ends with the OOM killer instead"},
+			Risk:   changeset.Risk{Memory: "the kernel no longer refuses allocations up front; a real shortage ends with the OOM killer instead"},
 			Source: "Redis administration docs (vm.overcommit_memory = 1); seed 004",
 		}}
 	case v == 2 && len(c.Processes(mysqlPatterns...)) > 0:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 )
 
@@ -141,7 +142,7 @@ func TestLinuxMySQLdNofile(t *testing.T) {
 		{name: "40000 ≥ 32768: silent", fires: false},
 		{name: "MariaDB: mariadb.service LimitNOFILE", setup: low, fires: true, check: func(t *testing.T, fs []Finding) {
 			ch := fs[0].Change
-			if ch.Kind != KindSystemd || ch.Target != "mariadb.service" || ch.Value != "32768" {
+			if ch.Kind != changeset.Systemd || ch.Target != "mariadb.service" || ch.To != "32768" {
 				t.Fatalf("%+v", ch)
 			}
 		}},
@@ -149,7 +150,7 @@ func TestLinuxMySQLdNofile(t *testing.T) {
 			s.Linux.Processes[0].Limits["nofile"] = collect.Limit{Soft: 10000, Hard: 10000}
 			setVar(s, "max_connections", "3000")
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
-			if fs[0].Change.Target != "mysqld.service" || fs[0].Change.Value != "15000" {
+			if fs[0].Change.Target != "mysqld.service" || fs[0].Change.To != "15000" {
 				t.Fatalf("%+v", fs[0].Change)
 			}
 		}},
@@ -189,7 +190,7 @@ func TestLinuxNginxNofile(t *testing.T) {
 	runRuleCases(t, linuxNginxNofile, []ruleCase{
 		{name: "Debian nginx: 768 connections, soft limit 1024 (proxying would need 2 each)", snap: func(t testing.TB) *collect.Snapshot { return webSnap(t, "debian") },
 			fires: true, check: func(t *testing.T, fs []Finding) {
-				if fs[0].Change.Target != "nginx.service" || fs[0].Change.Value != "2560" {
+				if fs[0].Change.Target != "nginx.service" || fs[0].Change.To != "2560" {
 					t.Fatalf("%+v", fs[0].Change)
 				}
 			}},

@@ -3,6 +3,8 @@ package advise
 import (
 	"fmt"
 	"sort"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // linux-somaxconn: the kernel caps every listen() backlog at
@@ -66,7 +68,7 @@ func checkLinuxSomaxconn(c *Context) []Finding {
 		Evidence: []Evidence{ev("net.core.somaxconn", fmt.Sprint(som), "connections", sysctlSource("net.core.somaxconn"))},
 		Change:   c.SysctlChange("net.core.somaxconn", fmt.Sprint(want), Increase),
 		Effect:   "connections arriving in a burst wait in the accept queue the services asked for instead of being dropped (clients retry the SYN after 1 s, then 3 s)",
-		Risk:     Risk{Note: "the queue only absorbs bursts: a service that cannot keep up needs more workers, not a longer queue"},
+		Risk:     changeset.Risk{Note: "the queue only absorbs bursts: a service that cannot keep up needs more workers, not a longer queue"},
 		Source:   "seed 003 (somaxconn 128 → 32768 with nginx listen backlog); Linux listen(2) and ip-sysctl.txt",
 	}
 	for _, a := range asks {

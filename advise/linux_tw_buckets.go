@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // linux-tw-buckets: past net.ipv4.tcp_max_tw_buckets the kernel destroys
 // new TIME_WAIT sockets at once and logs "time wait bucket table
@@ -29,7 +33,7 @@ func checkLinuxTWBuckets(c *Context) []Finding {
 			ev("net.ipv4.tcp_max_tw_buckets", fmt.Sprint(b), "sockets", sysctlSource("net.ipv4.tcp_max_tw_buckets"))},
 		Change: c.SysctlChange("net.ipv4.tcp_max_tw_buckets", fmt.Sprint(value), Increase),
 		Effect: "TIME_WAIT sockets keep their 60 s instead of being destroyed early with \"time wait bucket table overflow\" in the kernel log",
-		Risk:   Risk{Memory: "a TIME_WAIT socket takes a few hundred bytes of kernel memory"},
+		Risk:   changeset.Risk{Memory: "a TIME_WAIT socket takes a few hundred bytes of kernel memory"},
 		Source: "seed 003 (4096 → 65536); Linux ip-sysctl.txt (tcp_max_tw_buckets: do not lower it); stacktune plan time-wait-web",
 	}
 	if tw >= b {

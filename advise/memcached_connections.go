@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // memcached-connections: memcached refuses connections past -c (maxconns,
 // counting its own reserved descriptors) and counts them in
@@ -26,9 +30,9 @@ func checkMemcachedConnections(c *Context) []Finding {
 		Severity: Warning,
 		Evidence: []Evidence{ev("curr_connections", fmt.Sprint(m.CurrConnections), "connections", "memcached stats (current)"),
 			ev("maxconns (-c)", fmt.Sprint(m.MaxConns), "connections", "memcached stats settings")},
-		Change: &Change{Kind: KindMemcached, Target: "memcached", Name: "-c", Current: fmt.Sprint(m.MaxConns), Value: fmt.Sprint(value), Direction: Increase},
+		Change: &changeset.Change{Kind: changeset.Memcached, Target: "memcached", Name: "-c", From: fmt.Sprint(m.MaxConns), To: fmt.Sprint(value), Direction: Increase},
 		Effect: "clients are not refused at the peak; size -c to web servers × workers × cache connections per worker + 32 (stacktune plan cache-connections)",
-		Risk:   Risk{Restart: true, Note: "memcached needs a file descriptor per connection: its LimitNOFILE must be above -c"},
+		Risk:   changeset.Risk{Restart: true, Note: "memcached needs a file descriptor per connection: its LimitNOFILE must be above -c"},
 		Source: "seed 004 (memcached -c 65535; size -c for web servers × workers); memcached.c (reserved_fds); stacktune plan cache-connections",
 	}
 	if m.RejectedConnections > 0 || m.ListenDisabledNum > 0 {

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // memcached-evictions: memcached evicts live items when its memory (-m)
 // is full; each eviction is a later miss (seed 004 ran -m 1024).
@@ -28,9 +32,9 @@ func checkMemcachedEvictions(c *Context) []Finding {
 		Evidence: []Evidence{ev("evictions", fmt.Sprint(m.Evictions), "items", src),
 			ev("limit_maxbytes (-m)", fmt.Sprint(m.LimitMaxbytes), "bytes ("+fmtBytes(m.LimitMaxbytes)+")", "memcached stats"),
 			ev("bytes", fmt.Sprint(m.Bytes), "bytes ("+fmtBytes(m.Bytes)+")", "memcached stats")},
-		Change: &Change{Kind: KindMemcached, Target: "memcached", Name: "-m", Current: fmt.Sprint(cur), Value: fmt.Sprint(value), Direction: Increase},
+		Change: &changeset.Change{Kind: changeset.Memcached, Target: "memcached", Name: "-m", From: fmt.Sprint(cur), To: fmt.Sprint(value), Direction: Increase},
 		Effect: "items live until their TTL instead of being pushed out, so later gets hit",
-		Risk:   Risk{Memory: fmt.Sprintf("+%s of RAM on the memcached host", fmtBytes((value-cur)*mib)), Restart: true, Note: "a restart empties the cache: do it off-peak"},
+		Risk:   changeset.Risk{Memory: fmt.Sprintf("+%s of RAM on the memcached host", fmtBytes((value-cur)*mib)), Restart: true, Note: "a restart empties the cache: do it off-peak"},
 		Source: "seed 004 (memcached -m 1024); memcached protocol.txt (evictions)",
 	}
 	if ram := c.RAM(); ram > 0 && (localAddr(m.Addr) || m.Unix) && value*mib > ram/4 {

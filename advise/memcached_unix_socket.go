@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // memcached-unix-socket: a memcached on the web host reached over loopback
@@ -25,9 +27,9 @@ func checkMemcachedUnixSocket(c *Context) []Finding {
 		Title:    "memcached on this host is reached over TCP (" + m.Addr + ")",
 		Severity: Info,
 		Evidence: []Evidence{ev("memcached address", m.Addr, "", "the collector's connection")},
-		Change:   &Change{Kind: KindMemcached, Target: "memcached", Name: "-s", Current: "", Value: memcachedSocket, Direction: Set},
+		Change:   &changeset.Change{Kind: changeset.Memcached, Target: "memcached", Name: "-s", From: "", To: memcachedSocket, Direction: Set},
 		Effect:   "clients on this host skip the TCP stack and leave no TIME_WAIT per connection (seed 004 moved memcached to the web hosts behind a unix socket)",
-		Risk:     Risk{Restart: true, Note: "with -s memcached stops listening on TCP: every client must switch to the socket (remote clients lose access); give the web server's user access with -a 0770 and the socket's group"},
+		Risk:     changeset.Risk{Restart: true, Note: "with -s memcached stops listening on TCP: every client must switch to the socket (remote clients lose access); give the web server's user access with -a 0770 and the socket's group"},
 		Source:   "seed 004 (memcached -s /var/run/memcached/memcached.sock on the web host)",
 	}
 	if c.Linux != nil {

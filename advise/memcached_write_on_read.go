@@ -3,6 +3,8 @@ package advise
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // memcached-write-on-read: a client that writes a value back after every
@@ -37,11 +39,11 @@ func checkMemcachedWriteOnRead(c *Context) []Finding {
 		Severity: Warning,
 		Evidence: []Evidence{ev("cmd_set", fmt.Sprint(sets), "sets", src), ev("get_hits", fmt.Sprint(m.GetHits), "gets", src),
 			ev("get_misses", fmt.Sprint(m.GetMisses), "gets", src), ev("sets per hit", fmt.Sprintf("%.2f", ratio), "", "cmd_set / get_hits")},
-		Change: &Change{Kind: KindCode, Target: "application cache client", Name: "cache reads",
-			Current: "get one key per round trip, set after every read",
-			Value:   "one multi-get (get k1 k2 ...) per page, set (or add) only on a miss, with a TTL of at most an hour", Direction: Set},
+		Change: &changeset.Change{Kind: changeset.App, Target: "application cache client", Name: "cache reads",
+			From: "get one key per round trip, set after every read",
+			To:   "one multi-get (get k1 k2 ...) per page, set (or add) only on a miss, with a TTL of at most an hour", Direction: Set},
 		Effect: "a hit costs one round trip instead of two, a page's keys come in one round trip instead of one per key, and items expire instead of living forever",
-		Risk:   Risk{Note: "a change to the application's code: values cached without a TTL before the change stay until evicted or flushed"},
+		Risk:   changeset.Risk{Note: "a change to the application's code: values cached without a TTL before the change stay until evicted or flushed"},
 		Source: "seed 004 (cache what is read many times, TTL ≤ 1 h, get_multi)",
 	}}
 }

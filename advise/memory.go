@@ -3,6 +3,8 @@ package advise
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // Budget is the memory the host must hold at worst: MySQL's global
@@ -122,7 +124,7 @@ func (c *Context) Budget() (*Budget, bool) {
 	for _, n := range []string{"innodb_log_buffer_size", "key_buffer_size", "aria_pagecache_buffer_size"} {
 		add(&b.GlobalParts, &b.Global, n)
 	}
-	if t, ok := c.Var("query_cache_type"); ok && normValue(t) != "0" {
+	if t, ok := c.Var("query_cache_type"); ok && !mysqlvar.Equal(t, "0") {
 		add(&b.GlobalParts, &b.Global, "query_cache_size")
 	}
 	if e, ok := c.Var("internal_tmp_mem_storage_engine"); ok && strings.EqualFold(e, "TempTable") {

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-binlog-cache: a transaction's binary log events are buffered in
 // binlog_cache_size per session, and in a temporary file past it;
@@ -21,7 +25,7 @@ func checkMySQLBinlogCache(c *Context) []Finding {
 		return nil
 	}
 	type cache struct{ variable, disk, use string }
-	var changes []Change
+	var changes []changeset.Change
 	var evs []Evidence
 	for _, k := range []cache{
 		{"binlog_cache_size", "Binlog_cache_disk_use", "Binlog_cache_use"},
@@ -51,7 +55,7 @@ func checkMySQLBinlogCache(c *Context) []Finding {
 		Change:   &changes[0],
 		Also:     changes[1:],
 		Effect:   "transactions' binlog events stay in memory until commit instead of going through a temporary file",
-		Risk:     Risk{Memory: "per session that writes, for the transaction's duration", Restart: c.Restart(changes[0].Name)},
+		Risk:     changeset.Risk{Memory: "per session that writes, for the transaction's duration", Restart: c.Restart(changes[0].Name)},
 		Source:   "seed 004 (Binlog_cache_disk_use rising: binlog_cache_size 32 KB → 96 KB); MySQL manual (binlog_cache_size)",
 	}
 	return []Finding{f}

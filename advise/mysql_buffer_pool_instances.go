@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-buffer-pool-instances: MySQL splits a large buffer pool into
 // instances to spread mutex contention (seed 004: 10-16). MariaDB 10.6
@@ -33,7 +37,7 @@ func checkMySQLBufferPoolInstances(c *Context) []Finding {
 		Evidence: []Evidence{c.varEv("innodb_buffer_pool_size", "bytes"), c.varEv("innodb_buffer_pool_instances", "")},
 		Change:   c.MySQLChange("innodb_buffer_pool_instances", fmt.Sprint(want), Increase),
 		Effect:   "less contention on the buffer pool's mutexes under concurrent load; each instance should be at least 1 GiB",
-		Risk:     Risk{Restart: true, Note: "innodb_buffer_pool_size is rounded to a multiple of innodb_buffer_pool_chunk_size × instances"},
+		Risk:     changeset.Risk{Restart: true, Note: "innodb_buffer_pool_size is rounded to a multiple of innodb_buffer_pool_chunk_size × instances"},
 		Source:   "seed 004 (10-16 instances); MySQL manual 'Configuring Multiple Buffer Pool Instances'",
 	}
 	if n := c.Cores(); n > 0 {

@@ -3,6 +3,8 @@ package advise
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // mysql-doublewrite: InnoDB writes each page twice (doublewrite buffer,
@@ -31,7 +33,7 @@ func checkMySQLDoublewrite(c *Context) []Finding {
 		Evidence: []Evidence{c.varEv(name, "")},
 		Source:   "seed 002 (doublewrite fixed at 1 by the contest; atomic writes on ioDrive); MySQL manual 'Doublewrite Buffer'",
 	}
-	on := normValue(v) == "1" || strings.EqualFold(v, "DETECT_AND_RECOVER")
+	on := mysqlvar.Equal(v, "ON") || strings.EqualFold(v, "DETECT_AND_RECOVER")
 	if !on {
 		if isFixed {
 			return nil

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-io-capacity: innodb_io_capacity tells InnoDB how many IOPS its
 // background flushing may use; left at 200 on SSD or provisioned IOPS
@@ -50,7 +54,7 @@ func checkMySQLIOCapacity(c *Context) []Finding {
 		Evidence: append([]Evidence{c.varEv("innodb_io_capacity", "IOPS")}, evs...),
 		Change:   c.MySQLChange("innodb_io_capacity", fmt.Sprint(ioCapacitySSD), Increase),
 		Effect:   "InnoDB flushes dirty pages fast enough that queries no longer wait for a free page",
-		Risk: Risk{Restart: c.Restart("innodb_io_capacity"),
+		Risk: changeset.Risk{Restart: c.Restart("innodb_io_capacity"),
 			Note: "for SSDs or provisioned IOPS only: set it to about the IOPS the storage sustains for writes; on a spinning disk keep it near 200, and on SSD innodb_flush_neighbors=0 stops flushing adjacent pages for nothing"},
 		Source: "seed 004 (provisioned IOPS left at the defaults); MySQL manual 'Configuring InnoDB I/O Capacity'",
 	}

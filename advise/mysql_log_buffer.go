@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-log-buffer: Innodb_log_waits counts commits that waited because
 // the log buffer was full; any over the interval means it is too small
@@ -27,7 +31,7 @@ func checkMySQLLogBuffer(c *Context) []Finding {
 		Evidence: []Evidence{c.deltaEv("Innodb_log_waits"), c.varEv("innodb_log_buffer_size", "bytes")},
 		Change:   c.MySQLChange("innodb_log_buffer_size", fmt.Sprint(value), Increase),
 		Effect:   "large transactions fit in the log buffer and no longer wait for it to be written out",
-		Risk:     Risk{Memory: fmt.Sprintf("+%s of RAM (one global buffer)", fmtBytes(value-cur)), Restart: c.Restart("innodb_log_buffer_size")},
+		Risk:     changeset.Risk{Memory: fmt.Sprintf("+%s of RAM (one global buffer)", fmtBytes(value-cur)), Restart: c.Restart("innodb_log_buffer_size")},
 		Source:   "seeds 002 and 004 (innodb_log_buffer_size=64M); MySQL manual (Innodb_log_waits)",
 	}
 	if _, ok := c.Delta("Innodb_log_write_requests"); ok {

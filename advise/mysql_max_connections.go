@@ -3,6 +3,8 @@ package advise
 import (
 	"fmt"
 	"math"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // mysql-max-connections: both directions. Up when clients were refused
@@ -88,7 +90,7 @@ func checkMySQLMaxConnections(c *Context) []Finding {
 		ev("per-connection buffers × max_connections", fmt.Sprint(b.Sessions()), "bytes", fmt.Sprintf("%s × %d", fmtBytes(b.PerConnection), limit)))
 	f.Change = c.MySQLChange("max_connections", fmt.Sprint(value), Decrease)
 	f.Effect = fmt.Sprintf("the worst-case memory of the sessions drops by %s, which the buffer pool can use; twice the peak since start remains", fmtBytes(b.PerConnection*(limit-value)))
-	f.Risk = Risk{Memory: fmt.Sprintf("-%s worst case", fmtBytes(b.PerConnection*(limit-value))), Restart: c.Restart("max_connections"),
+	f.Risk = changeset.Risk{Memory: fmt.Sprintf("-%s worst case", fmtBytes(b.PerConnection*(limit-value))), Restart: c.Restart("max_connections"),
 		Note: "a client beyond the new limit is refused: check the peak covers the busiest day (it is the high-water mark since the server started) and the clients' pool sizes"}
 	return []Finding{f}
 }

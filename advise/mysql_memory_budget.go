@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-memory-budget: buffer pool + other global buffers + per-connection
 // buffers × max_connections + other services + the OS reserve must fit the
@@ -36,7 +40,7 @@ func checkMySQLMemoryBudget(c *Context) []Finding {
 		f.Change = c.MySQLChange("innodb_buffer_pool_size", fmt.Sprint(room), Decrease)
 		f.Effect = fmt.Sprintf("the worst case fits the RAM: the pool shrinks from %s to %s, so the kernel need not swap or kill mysqld (OOM) when every connection sorts and joins at once",
 			fmtBytes(b.BufferPool), fmtBytes(room))
-		f.Risk = Risk{Memory: fmt.Sprintf("-%s of RAM", fmtBytes(b.BufferPool-room)),
+		f.Risk = changeset.Risk{Memory: fmt.Sprintf("-%s of RAM", fmtBytes(b.BufferPool-room)),
 			Restart: c.Restart("innodb_buffer_pool_size"),
 			Note:    "a smaller pool serves fewer reads from memory: lowering per-session buffers or max_connections (mysql-per-session-buffers, mysql-max-connections) frees memory without that cost"}
 		return []Finding{f}

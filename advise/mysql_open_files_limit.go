@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-open-files-limit: mysqld needs a descriptor per connection and per
 // open table (two for MyISAM) besides its logs. The rule compares
@@ -68,7 +72,7 @@ func checkMySQLOpenFilesLimit(c *Context) []Finding {
 		Evidence: []Evidence{c.varEv("open_files_limit", "files"), c.varEv("max_connections", "connections"), c.varEv("table_open_cache", "tables"),
 			ev("files the settings need", fmt.Sprint(need), "files", formula)},
 		Change: c.MySQLChange("open_files_limit", fmt.Sprint(value), Increase),
-		Risk: Risk{Restart: true,
+		Risk: changeset.Risk{Restart: true,
 			Note: "mysqld cannot open more files than its process limit: raise LimitNOFILE in its systemd unit to at least this (linux-mysqld-nofile); ulimit in a shell does not reach a service"},
 		Source: "seed 003 ((5000 - 151) + 25500 = 30349; LimitNOFILE via systemctl edit); MySQL manual (open_files_limit); stacktune plan open-files-limit",
 	}

@@ -1,6 +1,11 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+	"github.com/stacktune/stacktune/mysqlvar"
+)
 
 // mysql-query-cache: the query cache serialises every read and write on
 // one mutex and invalidates a table's entries on every write to it; it
@@ -17,7 +22,7 @@ func checkMySQLQueryCache(c *Context) []Finding {
 	}
 	t, _ := c.Var("query_cache_type")
 	size, _ := c.Int("query_cache_size")
-	if normValue(t) == "0" || size == 0 {
+	if mysqlvar.Equal(t, "0") || size == 0 {
 		return nil
 	}
 	f := Finding{
@@ -26,9 +31,9 @@ func checkMySQLQueryCache(c *Context) []Finding {
 		Severity: Warning,
 		Evidence: []Evidence{c.varEv("query_cache_type", ""), c.varEv("query_cache_size", "bytes")},
 		Change:   c.MySQLChange("query_cache_type", "OFF", Decrease),
-		Also:     []Change{*c.MySQLChange("query_cache_size", "0", Decrease)},
+		Also:     []changeset.Change{*c.MySQLChange("query_cache_size", "0", Decrease)},
 		Effect:   "reads and writes no longer queue on the query cache's global mutex, and writes no longer invalidate cached results; the memory is freed",
-		Risk:     Risk{Memory: fmt.Sprintf("-%s", fmtBytes(size)), Restart: c.Restart("query_cache_type")},
+		Risk:     changeset.Risk{Memory: fmt.Sprintf("-%s", fmtBytes(size)), Restart: c.Restart("query_cache_type")},
 		Source:   "MySQL 8.0 release notes (query cache removed); MariaDB KB 'Query Cache' (off by default since 10.1.7); seed 002 (query_cache_size=0)",
 	}
 	for _, s := range []string{"Qcache_hits", "Qcache_inserts", "Qcache_lowmem_prunes", "Com_select"} {

@@ -3,6 +3,9 @@ package advise
 import (
 	"fmt"
 	"math"
+
+	"github.com/stacktune/stacktune/changeset"
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // mysql-redo-log-capacity: the redo log should hold about an hour of
@@ -42,7 +45,7 @@ func checkMySQLRedoLogCapacity(c *Context) []Finding {
 	if lasts >= redoHoldSeconds {
 		return nil
 	}
-	name := RedoCapacityVariable(c.Flavor(), c.Version())
+	name := mysqlvar.RedoCapacityVariable(c.Flavor(), c.Version())
 	if !c.Has(name) {
 		return nil
 	}
@@ -69,7 +72,7 @@ func checkMySQLRedoLogCapacity(c *Context) []Finding {
 		Change: c.MySQLChange(name, fmt.Sprint(value), Increase),
 		Effect: fmt.Sprintf("about an hour of writes at %s/s fits in %s of redo, so checkpoints flush pages steadily instead of in bursts that stall writes",
 			fmtBytes(int64(rate)), fmtBytes(value*files)),
-		Risk: Risk{
+		Risk: changeset.Risk{
 			Restart: c.Restart(name),
 			Note:    fmt.Sprintf("uses %s of disk next to the data; crash recovery may have to read all of it (longer recovery)", fmtBytes(value*files)),
 		},

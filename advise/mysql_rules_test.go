@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 )
 
@@ -53,7 +54,7 @@ func TestMySQLBufferPoolSize(t *testing.T) {
 				t.Fatal("no change")
 			}
 			var v int64
-			fmt.Sscan(ch.Value, &v)
+			fmt.Sscan(ch.To, &v)
 			if v >= 12*gib || v < 6*gib {
 				t.Errorf("pool %s: want within RAM - php-fpm - reserve - the rest", fmtBytes(v))
 			}
@@ -77,7 +78,7 @@ func TestMySQLBufferPoolSize(t *testing.T) {
 			s.MySQL.Data.InnoDBDataBytes = 20 * gib
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
 			ch := change(fs, "innodb_buffer_pool_size")
-			if ch == nil || ch.Current != fmt.Sprint(6*gib) {
+			if ch == nil || ch.From != fmt.Sprint(6*gib) {
 				t.Fatalf("change %+v", ch)
 			}
 		}},
@@ -148,7 +149,7 @@ func TestMySQLMemoryBudget(t *testing.T) {
 				t.Fatalf("want a decrease:%s", describe(fs))
 			}
 			var v int64
-			fmt.Sscan(ch.Value, &v)
+			fmt.Sscan(ch.To, &v)
 			// RAM 4 GiB - reserve 1 GiB - other buffers and sessions.
 			if v <= 0 || v >= 3*gib || v%(128*mib) != 0 {
 				t.Errorf("pool %s", fmtBytes(v))
@@ -607,7 +608,7 @@ func TestMySQLPerformanceSchema(t *testing.T) {
 			s.MySQL.PerformanceSchema.StatementsDigest = &off
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
 			ch := change(fs, "performance-schema-consumer-statements-digest")
-			if ch == nil || ch.Kind != KindMySQLOption || !strings.Contains(ch.Apply, "setup_consumers") {
+			if ch == nil || ch.Kind != changeset.MySQLOption || !strings.Contains(ch.Apply, "setup_consumers") {
 				t.Fatalf("%+v", ch)
 			}
 		}},

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-slow-log: the slow log feeds stacktune digest, where the largest
 // wins are (seed 000: +20% from one index; seed 001: 7000 → 18000 points
@@ -23,14 +27,14 @@ func checkMySQLSlowLog(c *Context) []Finding {
 		Severity: Info,
 		Evidence: []Evidence{c.varEv("slow_query_log", ""), c.varEv("long_query_time", "s")},
 		Source:   "seed 000 (slow-log digest, mysqldumpslow by total time); seed 001; MySQL manual 'The Slow Query Log'",
-		Risk:     Risk{Note: "long_query_time = 0 logs every query: use it for a capture window of a few minutes (SET GLOBAL), not permanently, or the log grows by the query rate"},
+		Risk:     changeset.Risk{Note: "long_query_time = 0 logs every query: use it for a capture window of a few minutes (SET GLOBAL), not permanently, or the log grows by the query rate"},
 	}
 	switch {
 	case !on:
 		f.Title = "The slow query log is off"
 		f.Change = c.MySQLChange("slow_query_log", "ON", Set)
 		if lqt > 1 {
-			f.Also = []Change{*c.MySQLChange("long_query_time", slowLogTime, Decrease)}
+			f.Also = []changeset.Change{*c.MySQLChange("long_query_time", slowLogTime, Decrease)}
 		}
 	case lqt > 1:
 		f.Title = fmt.Sprintf("The slow query log records only queries over %s s", num(lqt))

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-table-definition-cache: Opened_table_definitions growing over the
 // interval with the definition cache full means table definitions
@@ -36,7 +40,7 @@ func checkMySQLTableDefinitionCache(c *Context) []Finding {
 			c.varEv("table_definition_cache", "definitions"), ev("user tables", fmt.Sprint(tables), "tables", srcTables)},
 		Change: c.MySQLChange("table_definition_cache", fmt.Sprint(value), Increase),
 		Effect: "every table's definition stays cached (the user tables plus room for the system schemas)",
-		Risk:   Risk{Restart: c.Restart("table_definition_cache"), Memory: "a few KiB per definition"},
+		Risk:   changeset.Risk{Restart: c.Restart("table_definition_cache"), Memory: "a few KiB per definition"},
 		Source: "seed 004 (table_definition_cache); MySQL manual (table_definition_cache)",
 	}
 	if rate >= 10 {

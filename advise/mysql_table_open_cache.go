@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-table-open-cache: Opened_tables growing over the interval while
 // the cache is full (Open_tables at table_open_cache, or
@@ -41,7 +45,7 @@ func checkMySQLTableOpenCache(c *Context) []Finding {
 		Evidence: []Evidence{c.deltaEv("Opened_tables"), ev("Open_tables", num(open), "tables", srcGauge), c.varEv("table_open_cache", "tables")},
 		Change:   c.MySQLChange("table_open_cache", fmt.Sprint(value), Increase),
 		Effect:   "tables stay open between queries instead of being closed and reopened",
-		Risk: Risk{Restart: c.Restart("table_open_cache"),
+		Risk: changeset.Risk{Restart: c.Restart("table_open_cache"),
 			Note: "each cached table can hold file descriptors: check open_files_limit and the process limit (mysql-open-files-limit, linux-mysqld-nofile)"},
 		Source: "seed 004 (Open_tables vs table_open_cache); MySQL manual 'How MySQL Opens and Closes Tables'",
 	}

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-table-open-cache-instances: the table cache is split into
 // instances to spread its lock; more instances than cores only divides the
@@ -32,7 +36,7 @@ func checkMySQLTableOpenCacheInstances(c *Context) []Finding {
 			c.varEv("table_open_cache", "tables"), c.deltaEv("Table_open_cache_overflows")},
 		Change: c.MySQLChange("table_open_cache_instances", fmt.Sprint(value), Decrease),
 		Effect: "each instance holds table_open_cache / instances tables: fewer instances, each larger, while still one per core for the lock",
-		Risk:   Risk{Restart: c.Restart("table_open_cache_instances")},
+		Risk:   changeset.Risk{Restart: c.Restart("table_open_cache_instances")},
 		Source: "seed 004 (16 instances too many on 8 cores); MySQL manual (table_open_cache_instances: 8 or 16 on systems with 16 or more cores)",
 	}}
 }

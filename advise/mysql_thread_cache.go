@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-thread-cache: a connection finds a cached thread or MySQL creates
 // one; Threads_created growing over the interval while the cache is
@@ -47,7 +51,7 @@ func checkMySQLThreadCache(c *Context) []Finding {
 			ev("Max_used_connections", fmt.Sprint(peak), "connections", srcHighWater)},
 		Change: c.MySQLChange("thread_cache_size", fmt.Sprint(target), Increase),
 		Effect: "new connections reuse a cached thread instead of creating one; the cache covers the peak of connections open at once",
-		Risk:   Risk{Restart: c.Restart("thread_cache_size"), Memory: "a cached thread keeps its stack (thread_stack) while idle"},
+		Risk:   changeset.Risk{Restart: c.Restart("thread_cache_size"), Memory: "a cached thread keeps its stack (thread_stack) while idle"},
 		Source: "seed 004 (thread_cache_size up to max_connections); MySQL manual (thread_cache_size); stacktune plan thread-cache-size",
 	}
 	if _, ok := c.Rate("Connections"); ok {

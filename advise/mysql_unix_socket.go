@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // mysql-unix-socket: an application on the database host that connects
 // over loopback TCP pays for the TCP stack and leaves a TIME_WAIT per
@@ -30,10 +34,10 @@ func checkMySQLUnixSocket(c *Context) []Finding {
 		Evidence: []Evidence{ev(fmt.Sprintf("established connections to local port %d", port), fmt.Sprint(in), "sockets", srcTCP),
 			ev(fmt.Sprintf("established connections from this host to port %d", port), fmt.Sprint(out), "sockets", srcTCP),
 			c.varEv("socket", "")},
-		Change: &Change{Kind: KindCode, Target: "application database connection", Name: "address",
-			Current: fmt.Sprintf("tcp(127.0.0.1:%d)", port), Value: "unix(" + socket + ")", Direction: Set},
+		Change: &changeset.Change{Kind: changeset.App, Target: "application database connection", Name: "address",
+			From: fmt.Sprintf("tcp(127.0.0.1:%d)", port), To: "unix(" + socket + ")", Direction: Set},
 		Effect: "queries skip the TCP stack and connections leave no TIME_WAIT (seed 000 measured +13% for this change)",
-		Risk:   Risk{Note: "the application's connection setting (DSN, host=localhost with a socket path); the socket's directory must be readable by the application's user"},
+		Risk:   changeset.Risk{Note: "the application's connection setting (DSN, host=localhost with a socket path); the socket's directory must be readable by the application's user"},
 		Source: "seed 000 (unix sockets app → MySQL: +13%)",
 	}}
 }

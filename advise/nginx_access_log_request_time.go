@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/stacktune/stacktune/accesslog"
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // nginx-access-log-request-time: an access log without $request_time
@@ -48,7 +49,8 @@ func checkNginxAccessLogRequestTime(c *Context) []Finding {
 		if l.Buffer != "" {
 			args += " buffer=" + l.Buffer
 		}
-		current := strings.TrimSpace(l.Path + " " + l.Format)
+		// From is the directive as written: what apply finds in the file.
+		current := strings.Join(l.Args, " ")
 		target := nginxHTTP
 		if l.Context != "" && l.Context != "http" {
 			target = "nginx " + l.Context
@@ -60,11 +62,11 @@ func checkNginxAccessLogRequestTime(c *Context) []Finding {
 			ID:       "nginx-access-log-request-time",
 			Title:    fmt.Sprintf("The access log %s does not record $request_time", path),
 			Severity: Info,
-			Evidence: []Evidence{ev("access_log", current, "", src), ev("log_format "+l.Format, l.FormatText, "", "nginx configuration")},
+			Evidence: []Evidence{ev("access_log", strings.TrimSpace(l.Path+" "+l.Format), "", src), ev("log_format "+l.Format, l.FormatText, "", "nginx configuration")},
 			Change:   nginxChange(nginxHTTP, "log_format", "", logFormat, Set),
-			Also:     []Change{*nginxChange(target, "access_log", current, args, Set)},
+			Also:     []changeset.Change{*nginxChange(target, "access_log", current, args, Set)},
 			Effect:   "every request's time is logged, so stacktune http can rank endpoints by total time (seed 001 profiled with ngxtop this way)",
-			Risk:     Risk{Note: "tools that parse the old format need the new one (stacktune http reads it as is)"},
+			Risk:     changeset.Risk{Note: "tools that parse the old format need the new one (stacktune http reads it as is)"},
 			Source:   "seed 001 ($request_time in log_format for ngxtop); nginx docs (log_format)",
 		})
 	}

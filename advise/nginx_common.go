@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 )
 
@@ -41,8 +42,8 @@ func (c *Context) nginxEv(name string) Evidence {
 }
 
 // nginxChange builds the change of an nginx directive.
-func nginxChange(target, name, current, value, direction string) *Change {
-	return &Change{Kind: KindNginx, Target: target, Name: name, Current: current, Value: value, Direction: direction}
+func nginxChange(target, name, current, value, direction string) *changeset.Change {
+	return &changeset.Change{Kind: changeset.Nginx, Target: target, Name: name, From: current, To: value, Direction: direction}
 }
 
 // staticLocations are the locations that serve files.

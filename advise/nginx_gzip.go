@@ -3,6 +3,8 @@ package advise
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // nginx-gzip: text responses (HTML, CSS, JavaScript, JSON) shrink several
@@ -39,7 +41,7 @@ func checkNginxGzip(c *Context) []Finding {
 		Severity: Info,
 		Evidence: []Evidence{c.nginxEv("gzip"), c.nginxEv("gzip_types")},
 		Effect:   "text responses shrink several times on the wire, at a little CPU (gzip_comp_level 1-5)",
-		Risk:     Risk{Note: "skip it when a CDN or load balancer in front already compresses (seed 004)"},
+		Risk:     changeset.Risk{Note: "skip it when a CDN or load balancer in front already compresses (seed 004)"},
 		Source:   "seed 004 (gzip for text assets, at its CDN); nginx docs (gzip, gzip_types)",
 	}
 	types := strings.Join(append(nginxKeep(n.GzipTypes), missing...), " ")
@@ -47,7 +49,7 @@ func checkNginxGzip(c *Context) []Finding {
 	if !n.Gzip {
 		f.Title = "nginx does not compress responses (gzip off)"
 		f.Change = nginxChange(nginxHTTP, "gzip", "off", "on", Set)
-		f.Also = []Change{*typesCh}
+		f.Also = []changeset.Change{*typesCh}
 	} else {
 		f.Title = fmt.Sprintf("gzip compresses only %s", strings.Join(n.GzipTypes, " "))
 		f.Change = typesCh

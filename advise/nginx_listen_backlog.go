@@ -3,6 +3,8 @@ package advise
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // nginx-listen-backlog: a burst of connections waits in the listen
@@ -51,7 +53,7 @@ func checkNginxListenBacklog(c *Context) []Finding {
 				ev("net.core.somaxconn", fmt.Sprint(som), "connections", sysctlSource("net.core.somaxconn"))},
 			Effect: "bursts of connections wait to be accepted instead of having their SYNs dropped and retried a second later",
 			Source: "seed 003 (listen 80 backlog=32768, somaxconn 32768); nginx docs (listen backlog)",
-			Risk:   Risk{Restart: true, Note: "a changed backlog takes effect when nginx reopens the socket (restart, or a binary upgrade); a queue that stays full means the workers cannot keep up"},
+			Risk:   changeset.Risk{Restart: true, Note: "a changed backlog takes effect when nginx reopens the socket (restart, or a binary upgrade); a queue that stays full means the workers cannot keep up"},
 		}
 		if args != "" {
 			f.Change = nginxChange(fmt.Sprintf("nginx %s (%s)", l.Context, key), "listen", args, withBacklog(args, value), Increase)

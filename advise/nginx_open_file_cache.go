@@ -1,5 +1,7 @@
 package advise
 
+import "github.com/stacktune/stacktune/changeset"
+
 // nginx-open-file-cache: for static traffic nginx can keep descriptors,
 // sizes and modification times of files it serves instead of open() and
 // stat() per request (seed 004: with open_file_cache and sendfile ab went
@@ -21,13 +23,13 @@ func checkNginxOpenFileCache(c *Context) []Finding {
 		Severity: Info,
 		Evidence: []Evidence{c.nginxEv("open_file_cache"), locationsEv("static locations", static)},
 		Change:   nginxChange(nginxHTTP, "open_file_cache", s.Value, "max=100000 inactive=20s", Set),
-		Also: []Change{
+		Also: []changeset.Change{
 			*nginxChange(nginxHTTP, "open_file_cache_valid", c.Nginx.Settings["open_file_cache_valid"].Value, "30s", Set),
 			*nginxChange(nginxHTTP, "open_file_cache_min_uses", c.Nginx.Settings["open_file_cache_min_uses"].Value, "2", Set),
 			*nginxChange(nginxHTTP, "open_file_cache_errors", c.Nginx.Settings["open_file_cache_errors"].Value, "on", Set),
 		},
 		Effect: "files requested twice within 20 s keep their descriptor and metadata, saving open() and stat() per request",
-		Risk:   Risk{Memory: "a few hundred bytes per cached file per worker", Note: "a file replaced on disk can be served stale for up to open_file_cache_valid (30 s)"},
+		Risk:   changeset.Risk{Memory: "a few hundred bytes per cached file per worker", Note: "a file replaced on disk can be served stale for up to open_file_cache_valid (30 s)"},
 		Source: "seed 004 (open_file_cache max=100000 inactive=20s; open_file_cache_valid 30s; open_file_cache_min_uses 2; open_file_cache_errors on)",
 	}}
 }

@@ -133,11 +133,11 @@ func TestNginxAccessLogRequestTime(t *testing.T) {
 		{name: "LTSV with reqtime: silent", snap: web("isucon"), fires: false},
 		{name: "Debian's combined: the exact log_format line", snap: web("debian"), fires: true, check: func(t *testing.T, fs []Finding) {
 			lf := change(fs, "log_format")
-			if lf == nil || !strings.HasPrefix(lf.Value, "timed '") || !strings.Contains(lf.Value, "$request_time") {
+			if lf == nil || !strings.HasPrefix(lf.To, "timed '") || !strings.Contains(lf.To, "$request_time") {
 				t.Fatalf("%+v", lf)
 			}
 			al := change(fs, "access_log")
-			if al == nil || al.Value != "logs/access.log timed" {
+			if al == nil || al.To != "logs/access.log timed" {
 				t.Fatalf("%+v", al)
 			}
 		}},
@@ -150,7 +150,7 @@ func TestNginxGzip(t *testing.T) {
 		{name: "text types covered: silent", snap: web("isucon"), fires: false},
 		{name: "on for text/html only (Debian)", snap: web("debian"), fires: true, check: func(t *testing.T, fs []Finding) {
 			ch := change(fs, "gzip_types")
-			if ch == nil || strings.Contains(ch.Value, "text/html") || !strings.Contains(ch.Value, "application/json") {
+			if ch == nil || strings.Contains(ch.To, "text/html") || !strings.Contains(ch.To, "application/json") {
 				t.Fatalf("%+v", ch)
 			}
 		}},

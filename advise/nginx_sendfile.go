@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // nginx-sendfile: for static files, sendfile copies from the page cache to
 // the socket inside the kernel, tcp_nopush sends the headers and the
@@ -15,7 +19,7 @@ func checkNginxSendfile(c *Context) []Finding {
 	}
 	n := c.Nginx
 	static := c.staticLocations()
-	var changes []Change
+	var changes []changeset.Change
 	if len(static) > 0 && !n.Sendfile {
 		changes = append(changes, *nginxChange(nginxHTTP, "sendfile", "off", "on", Set))
 	}

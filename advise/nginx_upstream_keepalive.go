@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 )
 
@@ -49,7 +50,7 @@ func checkNginxUpstreamKeepalive(c *Context) []Finding {
 			Evidence: []Evidence{ev("keepalive in upstream "+u.Name, fmt.Sprint(u.Keepalive), "idle connections per worker", place(u.File, u.Line))},
 			Source:   "seeds 000 and 004 (upstream keepalive); nginx docs (ngx_http_upstream_module keepalive: proxy_http_version 1.1 and an empty Connection header)",
 		}
-		var changes []Change
+		var changes []changeset.Change
 		if u.Keepalive == 0 {
 			f.Title = fmt.Sprintf("nginx opens a new connection to upstream %s for every request", u.Name)
 			changes = append(changes, *nginxChange(target, "keepalive", "", fmt.Sprint(upstreamKeepalive), Set))

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // nginx-worker-connections: each worker accepts at most worker_connections
 // connections, counting those to upstreams (a proxied request takes two).
@@ -55,7 +59,7 @@ func checkNginxWorkerConnections(c *Context) []Finding {
 			ev("worker_connections", s.Value, "per worker", src), ev("workers", fmt.Sprint(n.Workers), "workers", "worker_processes")},
 		Change: nginxChange(nginxEvents, "worker_connections", s.Value, fmt.Sprint(value), Increase),
 		Effect: "nginx keeps accepting at the peak instead of logging \"worker_connections are not enough\" and dropping connections",
-		Risk:   Risk{Note: "each connection needs a file descriptor: worker_rlimit_nofile (or nginx's LimitNOFILE) must be at least twice worker_connections when proxying"},
+		Risk:   changeset.Risk{Note: "each connection needs a file descriptor: worker_rlimit_nofile (or nginx's LimitNOFILE) must be at least twice worker_connections when proxying"},
 		Source: "nginx docs (worker_connections counts upstream connections too); seed 003 (LimitNOFILE for the web server)",
 	}
 	if proxied {

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // redis-evictions: with maxmemory reached Redis evicts keys by its policy;
 // evicted keys are later misses (or lost data if Redis is not only a
@@ -30,7 +34,7 @@ func checkRedisEvictions(c *Context) []Finding {
 	}
 	if r.MaxMemory > 0 {
 		value := roundUp(r.MaxMemory*2, mib)
-		f.Change = &Change{Kind: KindRedis, Target: "redis", Name: "maxmemory", Current: fmt.Sprint(r.MaxMemory), Value: fmt.Sprint(value), Direction: Increase,
+		f.Change = &changeset.Change{Kind: changeset.Redis, Target: "redis", Name: "maxmemory", From: fmt.Sprint(r.MaxMemory), To: fmt.Sprint(value), Direction: Increase,
 			Apply: fmt.Sprintf("redis-cli CONFIG SET maxmemory %d", value)}
 		f.Risk.Memory = fmt.Sprintf("+%s of RAM on the Redis host", fmtBytes(value-r.MaxMemory))
 		f.Risk.Note = "if Redis persists (RDB/AOF), a fork for saving can need up to as much memory again while pages are copied"

@@ -1,6 +1,10 @@
 package advise
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stacktune/stacktune/changeset"
+)
 
 // redis-maxclients: Redis refuses clients past maxclients
 // (rejected_connections); it also needs maxclients + 32 file descriptors.
@@ -22,10 +26,10 @@ func checkRedisMaxclients(c *Context) []Finding {
 		Severity: Warning,
 		Evidence: []Evidence{ev("connected_clients", fmt.Sprint(r.ConnectedClients), "clients", "Redis INFO clients (current)"),
 			ev("maxclients", fmt.Sprint(r.MaxClients), "clients", "CONFIG GET maxclients")},
-		Change: &Change{Kind: KindRedis, Target: "redis", Name: "maxclients", Current: fmt.Sprint(r.MaxClients), Value: fmt.Sprint(value), Direction: Increase,
+		Change: &changeset.Change{Kind: changeset.Redis, Target: "redis", Name: "maxclients", From: fmt.Sprint(r.MaxClients), To: fmt.Sprint(value), Direction: Increase,
 			Apply: fmt.Sprintf("redis-cli CONFIG SET maxclients %d", value)},
 		Effect: "clients are not refused at the peak; size it to web servers × workers × connections per worker (stacktune plan cache-connections)",
-		Risk:   Risk{Note: fmt.Sprintf("Redis needs maxclients + 32 file descriptors: its LimitNOFILE must be at least %d", value+32)},
+		Risk:   changeset.Risk{Note: fmt.Sprintf("Redis needs maxclients + 32 file descriptors: its LimitNOFILE must be at least %d", value+32)},
 		Source: "Redis docs 'Client handling' (maxclients); seed 004",
 	}
 	if r.RejectedConnections > 0 {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/stacktune/stacktune/dbconn"
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // MySQL is the database layer: what the server is, how it is configured
@@ -26,9 +26,9 @@ type MySQL struct {
 	// Version is VERSION() as the server gives it
 	// ("10.11.19-MariaDB-0+deb12u1", "8.0.36"); VersionNumber its parsed
 	// leading major.minor.patch; VersionComment is @@version_comment.
-	Version        string        `json:"version"`
-	VersionNumber  ServerVersion `json:"version_number"`
-	VersionComment string        `json:"version_comment"`
+	Version        string           `json:"version"`
+	VersionNumber  mysqlvar.Version `json:"version_number"`
+	VersionComment string           `json:"version_comment"`
 	// Variables is SHOW GLOBAL VARIABLES, every one, as strings. Values of
 	// variables that hold credentials (see secretVariable) are "***".
 	Variables map[string]string `json:"variables"`
@@ -48,26 +48,6 @@ type MySQL struct {
 	// are zero or nil.
 	Missing []string `json:"missing,omitempty"`
 }
-
-// ServerVersion is a parsed server version.
-type ServerVersion struct {
-	Major int `json:"major"`
-	Minor int `json:"minor"`
-	Patch int `json:"patch"`
-}
-
-// AtLeast reports whether v is major.minor.patch or later.
-func (v ServerVersion) AtLeast(major, minor, patch int) bool {
-	if v.Major != major {
-		return v.Major > major
-	}
-	if v.Minor != minor {
-		return v.Minor > minor
-	}
-	return v.Patch >= patch
-}
-
-func (v ServerVersion) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
 
 // Status is SHOW GLOBAL STATUS read twice, IntervalSeconds apart.
 //
@@ -349,7 +329,7 @@ func (c *mysqlCollector) Collect(ctx context.Context, s *Snapshot) error {
 	if err := c.db.QueryRowContext(ctx, qMySQLVersion).Scan(&m.Version, &m.VersionComment); err != nil {
 		return fmt.Errorf("mysql: reading the server version: %w", classify(err))
 	}
-	m.Flavor, m.VersionNumber = parseFlavor(m.Version, m.VersionComment)
+	m.Flavor, m.VersionNumber = mysqlvar.ParseVersion(m.Version, m.VersionComment)
 	s.MySQL = m
 
 	var errs []error
@@ -629,30 +609,6 @@ func (m *MySQL) deriveConnections() {
 	if c.MaxConnections > 0 {
 		c.UsedRatio = float64(c.MaxUsedConnections) / float64(c.MaxConnections)
 	}
-}
-
-var versionRE = regexp.MustCompile(`^(\d+)(?:\.(\d+))?(?:\.(\d+))?`)
-
-// parseFlavor tells MariaDB, Percona Server and MySQL apart from VERSION()
-// and @@version_comment, and parses the version number. MariaDB's old
-// "5.5.5-" replication prefix is skipped.
-func parseFlavor(version, comment string) (string, ServerVersion) {
-	flavor := "mysql"
-	lv, lc := strings.ToLower(version), strings.ToLower(comment)
-	switch {
-	case strings.Contains(lv, "mariadb") || strings.Contains(lc, "mariadb"):
-		flavor = "mariadb"
-		version = strings.TrimPrefix(version, "5.5.5-")
-	case strings.Contains(lc, "percona") || strings.Contains(lv, "percona"):
-		flavor = "percona"
-	}
-	var v ServerVersion
-	if g := versionRE.FindStringSubmatch(version); g != nil {
-		v.Major, _ = strconv.Atoi(g[1])
-		v.Minor, _ = strconv.Atoi(g[2])
-		v.Patch, _ = strconv.Atoi(g[3])
-	}
-	return flavor, v
 }
 
 func isOn(v string) bool {

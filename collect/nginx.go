@@ -225,6 +225,9 @@ type NginxAccessLog struct {
 	Buffer               string `json:"buffer,omitempty"`
 	Gzip                 bool   `json:"gzip,omitempty"`
 	If                   string `json:"if,omitempty"`
+	// Args are the directive's arguments as written (empty for nginx's
+	// own default).
+	Args []string `json:"args,omitempty"`
 }
 
 // NginxLocation is a location block of an http server.
@@ -966,7 +969,7 @@ func (n *Nginx) accessLogs(t *nginxTree) {
 		if d.Name != "access_log" || len(d.Args) == 0 || (i != t.http && !t.within(i, t.http)) {
 			continue
 		}
-		l := NginxAccessLog{Context: d.Context, File: d.File, Line: d.Line}
+		l := NginxAccessLog{Context: d.Context, File: d.File, Line: d.Line, Args: d.Args}
 		if d.Args[0] == "off" {
 			l.Off = true
 			n.AccessLogs = append(n.AccessLogs, l)
