@@ -112,6 +112,10 @@ type Change struct {
 	Finding string `json:"finding,omitempty"`
 	Title   string `json:"title,omitempty"`
 	Risk    *Risk  `json:"risk,omitempty"`
+	// Evidence are the measured facts behind the change, one per line
+	// ("rows examined 100,000 → 12 for q3"), written as comments above
+	// it in its view.
+	Evidence []string `json:"evidence,omitempty"`
 }
 
 // Key identifies the setting a change writes: two changes with one Key

@@ -58,6 +58,9 @@ func Comments(c Change) []string {
 	if c.Risk != nil && c.Risk.Durability != "" {
 		out = append(out, "#   durability: "+oneLine(c.Risk.Durability))
 	}
+	for _, e := range c.Evidence {
+		out = append(out, "#   "+oneLine(e))
+	}
 	return out
 }
 
@@ -85,13 +88,65 @@ func Lines(cs []Change) []Line {
 }
 
 // AddIndexSQL is the online DDL that adds an index change's index.
-func AddIndexSQL(c Change) string {
-	return fmt.Sprintf("ALTER TABLE %s ADD INDEX %s %s, ALGORITHM=INPLACE, LOCK=NONE", QuoteTable(c.Target), QuoteIdent(c.Name), strings.TrimSpace(c.To))
-}
+func AddIndexSQL(c Change) string { return TableIndexes{c.Target, []Change{c}}.SQL() }
 
 // DropIndexSQL is the online DDL that drops it again.
 func DropIndexSQL(c Change) string {
 	return fmt.Sprintf("ALTER TABLE %s DROP INDEX %s, ALGORITHM=INPLACE, LOCK=NONE", QuoteTable(c.Target), QuoteIdent(c.Name))
+}
+
+// TableIndexes are the index changes of one table.
+type TableIndexes struct {
+	Table   string
+	Changes []Change
+}
+
+// SQL is the one online ALTER TABLE adding all of them, so the table is
+// rebuilt once (no trailing semicolon).
+func (g TableIndexes) SQL() string {
+	adds := make([]string, len(g.Changes))
+	for i, c := range g.Changes {
+		adds[i] = fmt.Sprintf("ADD INDEX %s %s", QuoteIdent(c.Name), strings.TrimSpace(c.To))
+	}
+	return fmt.Sprintf("ALTER TABLE %s %s, ALGORITHM=INPLACE, LOCK=NONE", QuoteTable(g.Table), strings.Join(adds, ", "))
+}
+
+// ByTable groups index changes by table, tables in the order they first
+// appear.
+func ByTable(cs []Change) []TableIndexes {
+	var out []TableIndexes
+	at := map[string]int{}
+	for _, c := range cs {
+		i, ok := at[c.Target]
+		if !ok {
+			i = len(out)
+			at[c.Target] = i
+			out = append(out, TableIndexes{Table: c.Target})
+		}
+		out[i].Changes = append(out[i].Changes, c)
+	}
+	return out
+}
+
+// IndexSQL is the SQL view of index changes: header, then per table the
+// comments of its changes above the one ALTER TABLE adding them; every
+// comment is written as a -- line.
+func IndexSQL(header []string, cs []Change) string {
+	var b strings.Builder
+	comment := func(l string) { b.WriteString("--" + strings.TrimPrefix(l, "#") + "\n") }
+	for _, h := range header {
+		comment(h)
+	}
+	for _, g := range ByTable(cs) {
+		b.WriteString("\n")
+		for _, c := range g.Changes {
+			for _, cm := range Comments(c) {
+				comment(cm)
+			}
+		}
+		b.WriteString(g.SQL() + ";\n")
+	}
+	return b.String()
 }
 
 // QuoteIdent quotes a MySQL identifier.
@@ -206,18 +261,7 @@ func Render(s *Set) (map[string][]byte, error) {
 		}
 	}
 	if cs := s.Of(Index); len(cs) > 0 {
-		var b strings.Builder
-		for _, h := range s.header(IndexFile) {
-			b.WriteString("--" + strings.TrimPrefix(h, "#") + "\n")
-		}
-		for _, ch := range cs {
-			b.WriteString("\n")
-			for _, cm := range Comments(ch) {
-				b.WriteString("--" + strings.TrimPrefix(cm, "#") + "\n")
-			}
-			b.WriteString(AddIndexSQL(ch) + ";\n")
-		}
-		out[IndexFile] = []byte(b.String())
+		out[IndexFile] = []byte(IndexSQL(s.header(IndexFile), cs))
 	}
 	return out, nil
 }

@@ -73,9 +73,9 @@ func TestWriteRead(t *testing.T) {
 	}
 
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T)
-		err   string
+		err    string
 	}{
 		{"a view edited by hand", func(t *testing.T) {
 			appendTo(t, filepath.Join(dir, MySQLFile), "max_connections = 20\n")

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/sandbox"
 )
 
@@ -35,9 +37,6 @@ type Options struct {
 	// NPlusOneCalls is the call count from which a class returning about
 	// one row per call is reported as an N+1 pattern (default 1000).
 	NPlusOneCalls int64
-	// Apply runs the kept DDL on Source. Without it nothing is written
-	// there.
-	Apply bool
 }
 
 // Result is the advice: the shape of `stacktune indexes --format json`.
@@ -53,9 +52,13 @@ type Result struct {
 	// Covered are candidates an existing index already serves.
 	Covered []string `json:"covered,omitempty"`
 	// DDL is one ALTER TABLE per table adding all of its proposals, so
-	// each table is rebuilt once.
+	// each table is rebuilt once: the statements of Changes.
 	DDL []TableDDL `json:"ddl"`
-	// Applied lists the DDL run on the user's server (Options.Apply).
+	// Changes are the proposals as a change set: what `stacktune apply
+	// --ddl` reads from this JSON (or from --format sql).
+	Changes *changeset.Set `json:"changes"`
+	// Applied lists the DDL the caller ran on the user's server (with
+	// stacktune apply's transaction); Run never writes there.
 	Applied []string `json:"applied,omitempty"`
 	// Server is the throwaway server's version.
 	Server string `json:"proof_server,omitempty"`
@@ -83,6 +86,8 @@ type Proposal struct {
 	WriteBeforeMS float64 `json:"write_before_ms"`
 	WriteAfterMS  float64 `json:"write_after_ms"`
 	Rejected      string  `json:"rejected,omitempty"`
+	// Change is the proposal as a change, its evidence in words.
+	Change changeset.Change `json:"-"`
 }
 
 // TableDDL is the DDL of one table.
@@ -155,7 +160,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.NPlusOneCalls <= 0 {
 		opt.NPlusOneCalls = 1000
 	}
-	res := &Result{Proposals: []Proposal{}, Skipped: []Skip{}, Rejected: []Proposal{}, Existing: []Finding{}, Queries: []QueryReport{}, Copies: []Copy{}, DDL: []TableDDL{}}
+	res := &Result{Proposals: []Proposal{}, Skipped: []Skip{}, Rejected: []Proposal{}, Existing: []Finding{}, Queries: []QueryReport{}, Copies: []Copy{}, DDL: []TableDDL{},
+		Changes: &changeset.Set{Format: changeset.FormatVersion, Source: "stacktune indexes", Taken: time.Now().UTC(), Changes: []changeset.Change{}}}
+	if srv, err := mysqlvar.Detect(ctx, opt.Source); err == nil {
+		res.Changes.Server = srv.String()
+	}
 	var list []*analyzed
 	for _, c := range opt.Classes {
 		a, skip := inspect(ctx, opt, c)
@@ -290,39 +299,22 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Proposals = append(res.Proposals, ok...)
 		res.Rejected = append(res.Rejected, rej...)
 	}
-	res.DDL = tableDDL(res.Proposals)
-	if opt.Apply {
-		for _, d := range res.DDL {
-			if _, err := opt.Source.ExecContext(ctx, strings.TrimSuffix(d.DDL, ";")); err != nil {
-				return res, fmt.Errorf("applying %s: %w", d.DDL, err)
-			}
-			res.Applied = append(res.Applied, d.DDL)
-		}
-	}
+	res.DDL, res.Changes.Changes = tableDDL(res.Proposals)
 	return res, nil
 }
 
-// tableDDL combines the proposals of each table into one ALTER TABLE.
-func tableDDL(ps []Proposal) []TableDDL {
-	adds := map[string][]string{}
-	var order []string
-	for _, p := range ps {
-		_, rest, ok := strings.Cut(p.DDL, " ADD INDEX ")
-		if !ok {
-			continue
-		}
-		rest = strings.TrimSuffix(rest, ", ALGORITHM=INPLACE, LOCK=NONE;")
-		if adds[p.Table] == nil {
-			order = append(order, p.Table)
-		}
-		adds[p.Table] = append(adds[p.Table], "ADD INDEX "+rest)
+// tableDDL is one ALTER TABLE per table adding its proposals, and the
+// proposals' changes.
+func tableDDL(ps []Proposal) ([]TableDDL, []changeset.Change) {
+	cs := make([]changeset.Change, len(ps))
+	for i, p := range ps {
+		cs[i] = p.Change
 	}
 	out := []TableDDL{}
-	for _, t := range order {
-		schema, table, _ := strings.Cut(t, ".")
-		out = append(out, TableDDL{Table: t, DDL: fmt.Sprintf("ALTER TABLE %s %s, ALGORITHM=INPLACE, LOCK=NONE;", qualified(schema, table), strings.Join(adds[t], ", "))})
+	for _, g := range changeset.ByTable(cs) {
+		out = append(out, TableDDL{Table: g.Table, DDL: g.SQL() + ";"})
 	}
-	return out
+	return out, cs
 }
 
 func schemaOf(t *TableUse, db string) string {

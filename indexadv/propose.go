@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // Candidate is an index worth trying.
@@ -67,14 +69,15 @@ func (c *Candidate) Name() string {
 	return n
 }
 
-// DDL is the online ALTER adding the index.
-func (c *Candidate) DDL() string {
-	cols := make([]string, len(c.Columns))
-	for i, col := range c.Columns {
-		cols[i] = col.String()
-	}
-	return fmt.Sprintf("ALTER TABLE %s ADD INDEX %s (%s), ALGORITHM=INPLACE, LOCK=NONE;", qualified(c.Schema, c.Table), quoteIdent(c.Name()), strings.Join(cols, ", "))
+// Change is the change adding the index.
+func (c *Candidate) Change() changeset.Change {
+	return changeset.Change{Kind: changeset.Index, Target: c.Key(), Name: c.Name(), From: changeset.Absent,
+		To: "(" + strings.Join(colStrings(c.Columns), ", ") + ")", Direction: "add", Activation: changeset.Dynamic,
+		Finding: "index", Title: c.Name() + " on " + c.Key() + " for " + strings.Join(c.Queries, ", ")}
 }
+
+// DDL is the online ALTER adding the index.
+func (c *Candidate) DDL() string { return changeset.AddIndexSQL(c.Change()) + ";" }
 
 // ColumnNames lists the columns, DESC marked.
 func (c *Candidate) ColumnNames() []string {

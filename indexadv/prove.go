@@ -302,6 +302,8 @@ func (p *prover) proveTable(ctx context.Context, schema, table string, cands []*
 		}
 		if active[c] {
 			pr.IndexBytes = p.indexSize(ctx, c)
+			pr.Change = c.Change()
+			pr.Change.Evidence = pr.evidence()
 			kept = append(kept, pr)
 		} else {
 			pr.Rejected = reason[c]
@@ -309,4 +311,20 @@ func (p *prover) proveTable(ctx context.Context, schema, table string, cands []*
 		}
 	}
 	return kept, rejected, nil
+}
+
+// evidence is what the copy showed, in words, for the change's comments.
+func (p Proposal) evidence() []string {
+	out := []string{fmt.Sprintf("proven on a copy: rows examined %d -> %d, time %.2f ms -> %.2f ms, index %d bytes",
+		p.RowsBefore, p.RowsAfter, p.TimeBeforeMS, p.TimeAfterMS, p.IndexBytes)}
+	if p.WriteBeforeMS >= 0 && p.WriteAfterMS >= 0 {
+		out = append(out, fmt.Sprintf("write cost: %d inserts %.2f ms -> %.2f ms with the table's proposals", p.WriteRows, p.WriteBeforeMS, p.WriteAfterMS))
+	}
+	for _, why := range p.Reasons {
+		out = append(out, "why: "+why)
+	}
+	for _, ev := range p.Evidence {
+		out = append(out, ev.Query+" plan before: "+ev.PlanBefore, ev.Query+" plan after: "+ev.PlanAfter)
+	}
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // Index is an index of a table.
@@ -29,7 +31,7 @@ type IndexCol struct {
 }
 
 func (c IndexCol) String() string {
-	s := "`" + strings.ReplaceAll(c.Name, "`", "``") + "`"
+	s := changeset.QuoteIdent(c.Name)
 	if c.SubPart > 0 {
 		s += fmt.Sprintf("(%d)", c.SubPart)
 	}
@@ -185,11 +187,6 @@ func colList(cs []IndexCol) string {
 	return strings.Join(parts, ", ")
 }
 
-func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+func quoteIdent(s string) string { return changeset.QuoteIdent(s) }
 
-func qualified(schema, table string) string {
-	if schema == "" {
-		return quoteIdent(table)
-	}
-	return quoteIdent(schema) + "." + quoteIdent(table)
-}
+func qualified(schema, table string) string { return changeset.QuoteTable(schema + "." + table) }

@@ -78,12 +78,12 @@ func findingLines(f *advise.Finding) []string {
 		}
 		lines = append(lines, fmt.Sprintf("evidence: %s = %s (%s)", e.What, v, e.Source))
 	}
-	for _, c := range append(nonNilChange(f.Change), f.Also...) {
-		cur := c.Current
+	for _, c := range f.Changes() {
+		cur := c.From
 		if cur == "" {
 			cur = "unset"
 		}
-		line := fmt.Sprintf("change: %s %s %s = %s (now %s) in %s", c.Direction, c.Kind, c.Name, c.Value, cur, c.Target)
+		line := fmt.Sprintf("change: %s %s %s = %s (now %s) in %s", c.Direction, c.Kind, c.Name, c.To, cur, c.Target)
 		if c.Apply != "" {
 			line += "; now: " + c.Apply
 		}
@@ -112,11 +112,4 @@ func findingLines(f *advise.Finding) []string {
 		lines = append(lines, "source: "+f.Source)
 	}
 	return lines
-}
-
-func nonNilChange(c *advise.Change) []advise.Change {
-	if c == nil {
-		return nil
-	}
-	return []advise.Change{*c}
 }

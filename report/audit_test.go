@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/advise"
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/internal/golden"
 )
@@ -20,10 +21,10 @@ func TestAuditRenderers(t *testing.T) {
 		Findings: []advise.Finding{{
 			ID: "mysql-tmp-table-size", Title: "Temporary tables spill to disk", Severity: advise.Warning, Layer: "mysql",
 			Evidence: []advise.Evidence{{What: "Created_tmp_disk_tables", Value: "12.5", Unit: "/s", Source: "SHOW GLOBAL STATUS, delta over 10 s"}},
-			Change:   &advise.Change{Kind: "mysql-variable", Target: "mysqld", Name: "tmp_table_size", Current: "16384", Value: "67108864", Direction: "increase", Apply: "SET GLOBAL tmp_table_size = 67108864"},
-			Also:     []advise.Change{{Kind: "mysql-variable", Target: "mysqld", Name: "max_heap_table_size", Current: "16384", Value: "67108864", Direction: "increase"}},
+			Change:   &changeset.Change{Kind: "mysql-variable", Target: "mysqld", Name: "tmp_table_size", From: "16384", To: "67108864", Direction: "increase", Apply: "SET GLOBAL tmp_table_size = 67108864"},
+			Also:     []changeset.Change{{Kind: "mysql-variable", Target: "mysqld", Name: "max_heap_table_size", From: "16384", To: "67108864", Direction: "increase"}},
 			Effect:   "implicit temporary tables stay in memory",
-			Risk:     advise.Risk{Memory: "up to 64 MiB per temporary table"},
+			Risk:     changeset.Risk{Memory: "up to 64 MiB per temporary table"},
 			Source:   "seed 004; MySQL manual",
 		}},
 		CollectorErrors: []collect.CollectorError{{Collector: "redis", Error: "dial tcp 127.0.0.1:6379: connection refused"}},

@@ -14,6 +14,8 @@ const (
 	Text     = "text"
 	JSON     = "json"
 	Markdown = "markdown"
+	// SQL is statements to run, their evidence in comments.
+	SQL = "sql"
 )
 
 // CheckFormat returns an error naming the accepted formats when f is not one

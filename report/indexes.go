@@ -5,11 +5,12 @@ import (
 	"io"
 	"strings"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/indexadv"
 )
 
 // IndexesFormats are the formats Indexes renders.
-var IndexesFormats = []string{Text, JSON, Markdown}
+var IndexesFormats = []string{Text, JSON, Markdown, SQL}
 
 // Indexes renders index advice in the given format.
 func Indexes(w io.Writer, r *indexadv.Result, format string) error {
@@ -18,10 +19,42 @@ func Indexes(w io.Writer, r *indexadv.Result, format string) error {
 		return WriteJSON(w, r)
 	case Markdown:
 		return indexesMarkdown(w, r)
+	case SQL:
+		return indexesSQL(w, r)
 	case Text, "":
 		return indexesText(w, r)
 	}
 	return CheckFormat(format, IndexesFormats...)
+}
+
+// indexesSQL is the proven DDL, one statement per table, each index's
+// evidence in comments above it: what `stacktune apply --ddl` reads.
+// What is not proposed is counted in comments, so nothing is lost
+// silently.
+func indexesSQL(w io.Writer, r *indexadv.Result) error {
+	head := []string{"# Index changes from stacktune indexes."}
+	if r.Server != "" {
+		head = append(head, fmt.Sprintf("# Proven on a throwaway MariaDB %s holding a copy (%s).", r.Server, copiesLine(r)))
+	}
+	head = append(head, "# Apply with: stacktune apply --ddl FILE (it checks each table, adds the indexes online and can roll them back).")
+	var cs []changeset.Change
+	if r.Changes != nil {
+		cs = r.Changes.Changes
+	}
+	if len(cs) == 0 {
+		head = append(head, "# No index was proven to help: nothing to apply.")
+	}
+	for _, l := range []struct {
+		n    int
+		what string
+	}{{len(r.Rejected), "candidate(s) tried and rejected"}, {len(r.Covered), "candidate(s) already served by an existing index"},
+		{len(r.Existing), "duplicate or redundant existing index(es), not dropped here"}, {len(r.Skipped), "query class(es) skipped"}} {
+		if l.n > 0 {
+			head = append(head, fmt.Sprintf("# %d %s: see --format text.", l.n, l.what))
+		}
+	}
+	_, err := io.WriteString(w, changeset.IndexSQL(head, cs))
+	return err
 }
 
 func ms(v float64) string { return Duration(v / 1000) }
