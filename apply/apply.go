@@ -4,67 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 )
 
-// State is a target's settings by name: the running values a Snapshot
-// reads, or the values Activate should reach.
-type State map[string]string
-
-// Keys are the setting names, sorted.
-func (s State) Keys() []string { return slices.Sorted(maps.Keys(s)) }
-
-// File is one file a target needs written.
-type File struct {
-	Path string // absolute
-	Data []byte
-	Perm os.FileMode // 0 means 0644
-}
-
-// Target is one service whose configuration changes. See the package
-// comment for what each step must do.
-type Target interface {
-	// Name identifies the target in the journal and in messages
-	// ("mysql", "nginx", "ddl", "sysctl", "systemd nginx.service").
-	Name() string
-	// HostWide targets change the whole host (kernel settings, service
-	// units) and run only with Options.HostWide.
-	HostWide() bool
-	// Files are the files to write, already rendered.
-	Files() []File
-	// Wanted is the state Activate should reach with the new files.
-	Wanted() State
-	// Snapshot reads the running values of the Wanted keys.
-	Snapshot(ctx context.Context) (State, error)
-	// Validate checks the files on disk before anything uses them.
-	Validate(ctx context.Context) error
-	// Activate makes the running service use the files on disk and reach
-	// want (Wanted when applying, the snapshot when rolling back).
-	Activate(ctx context.Context, want State) error
-	// Verify reads the running values back and fails unless they are
-	// want.
-	Verify(ctx context.Context, want State) error
-}
-
 // Options configures Run, Rollback and Recover.
 type Options struct {
-	// StateDir holds the journals and backups (created if needed).
+	// StateDir holds the journals and backups (created if needed), and
+	// the lock that keeps a second transaction out while one runs.
 	StateDir string
 	// HostWide lets host-wide targets run; without it they are skipped.
 	HostWide bool
 	// Label is kept in the journal (what the transaction was for).
 	Label string
+	// ForceDrift applies changes whose running value moved since the
+	// advice was made (Step.Drift); without it such a change refuses the
+	// whole transaction.
+	ForceDrift bool
 	// Log, when set, receives one line per step.
 	Log func(format string, args ...any)
-	// beforeActivate is a test hook: called after the files are written
-	// and validated, before the first Activate.
-	beforeActivate func()
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -78,12 +39,16 @@ type Result struct {
 	ID      string          `json:"id"`
 	Label   string          `json:"label,omitempty"`
 	Targets []TargetOutcome `json:"targets"`
+	// Plan is every setting's step, as planned before anything changed.
+	Plan []Step `json:"plan,omitempty"`
 	// Skipped are host-wide targets left alone (files not written).
 	Skipped []string `json:"skipped,omitempty"`
 	// Recovered is the id of a half-done transaction restored first.
 	Recovered string `json:"recovered,omitempty"`
 	// RolledBack is set when Run failed and undid its changes.
 	RolledBack bool `json:"rolled_back,omitempty"`
+	// Leftovers are what a rollback could not put back.
+	Leftovers []Leftover `json:"leftovers,omitempty"`
 }
 
 // TargetOutcome is one target's part of a transaction.
@@ -94,24 +59,69 @@ type TargetOutcome struct {
 	After  State    `json:"after"`
 }
 
+// RollbackError is the error of a rollback that could not put everything
+// back: the cause, and each leftover with the command that restores it.
+type RollbackError struct {
+	Cause     error // what failed first (nil for a Rollback that was asked for)
+	Leftovers []Leftover
+	Dir       string // the transaction's journal and backups
+}
+
+func (e *RollbackError) Error() string {
+	var b strings.Builder
+	if e.Cause != nil {
+		b.WriteString(e.Cause.Error() + "; and the rollback ")
+	} else {
+		b.WriteString("the rollback ")
+	}
+	fmt.Fprintf(&b, "could not put %d thing(s) back (journal and backups in %s):", len(e.Leftovers), e.Dir)
+	for _, l := range e.Leftovers {
+		b.WriteString("\n  - " + l.String())
+	}
+	b.WriteString("\nfix them by hand, then run stacktune rollback again: it checks everything and closes the transaction")
+	return b.String()
+}
+
+func (e *RollbackError) Unwrap() error { return e.Cause }
+
+// fault lets a test make a transaction fail at a named point (see the
+// points in run and undo); nil in production.
+type fault func(point string) error
+
+func (f fault) at(point string) error {
+	if f == nil {
+		return nil
+	}
+	return f(point)
+}
+
 // Run applies targets as one transaction (see the package comment). An
-// error means nothing stayed changed, unless it says the rollback failed
-// too.
+// error means nothing stayed changed, unless it is a *RollbackError,
+// which lists what did; a *RefusedError means nothing was touched.
 func Run(ctx context.Context, targets []Target, opt Options) (*Result, error) {
+	return run(ctx, targets, opt, nil)
+}
+
+func run(ctx context.Context, targets []Target, opt Options, f fault) (*Result, error) {
 	if opt.StateDir == "" {
 		return nil, errors.New("apply: no state directory")
 	}
-	res := &Result{Label: opt.Label, Targets: []TargetOutcome{}}
-	rec, err := Recover(ctx, targets, opt)
+	release, err := lock(opt.StateDir, opt.Label)
 	if err != nil {
 		return nil, err
+	}
+	defer release()
+	res := &Result{Label: opt.Label, Targets: []TargetOutcome{}}
+	rec, err := recoverLocked(ctx, targets, opt, f)
+	if err != nil {
+		return rec, err
 	}
 	if rec != nil {
 		res.Recovered = rec.ID
 	}
 	var run []Target
 	for _, t := range targets {
-		if t.HostWide() && !opt.HostWide {
+		if isHostWide(t) && !opt.HostWide {
 			res.Skipped = append(res.Skipped, t.Name())
 			opt.logf("skipped %s: a host-wide change, applied only when asked (--host-wide)", t.Name())
 			continue
@@ -125,67 +135,105 @@ func Run(ctx context.Context, targets []Target, opt Options) (*Result, error) {
 		return nil, err
 	}
 
-	// 1. Snapshots.
+	// 1. Snapshots and 2. the plan, before anything changes.
 	j := &journal{ID: newID(), Label: opt.Label, Started: time.Now().UTC(), State: stateWriting}
-	res.ID = j.ID
 	for _, t := range run {
+		if err := f.at("snapshot " + t.Name()); err != nil {
+			return res, fmt.Errorf("apply: reading %s before the change: %w", t.Name(), err)
+		}
 		before, err := t.Snapshot(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("apply: reading %s before the change: %w", t.Name(), err)
+			return res, fmt.Errorf("apply: reading %s before the change: %w", t.Name(), err)
 		}
 		j.Targets = append(j.Targets, journalTarget{Name: t.Name(), Before: before, Wanted: t.Wanted()})
 	}
-	// 2. Journal with backups, on disk before any file changes.
+	steps, problems, err := plan(ctx, run, j, opt, f)
+	res.Plan = steps
+	if err != nil {
+		return res, err
+	}
+	if len(problems) > 0 {
+		return res, &RefusedError{Problems: problems}
+	}
+	res.ID = j.ID
+	j.Plan = steps
+
+	// 3. Journal with backups, on disk before any file changes.
 	dir := filepath.Join(opt.StateDir, j.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("apply: state directory: %w", err)
+		return res, fmt.Errorf("apply: state directory: %w", err)
 	}
 	for ti, t := range run {
-		for _, f := range t.Files() {
-			jf, err := backup(dir, f, len(j.Files))
+		for _, file := range filesOf(t) {
+			if err := f.at("backup " + file.Path); err != nil {
+				os.RemoveAll(dir)
+				return res, fmt.Errorf("apply: backing up %s: %w", file.Path, err)
+			}
+			jf, err := backup(dir, file, len(j.Files))
 			if err != nil {
 				os.RemoveAll(dir)
-				return nil, err
+				return res, err
 			}
+			jf.Target = t.Name()
 			j.Files = append(j.Files, jf)
-			j.Targets[ti].Files = append(j.Targets[ti].Files, f.Path)
+			j.Targets[ti].Files = append(j.Targets[ti].Files, file.Path)
 		}
+	}
+	if err := f.at("journal " + stateWriting); err != nil {
+		os.RemoveAll(dir)
+		return res, fmt.Errorf("apply: journal: %w", err)
 	}
 	if err := j.save(dir); err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return res, err
 	}
 
 	fail := func(stage string, err error) (*Result, error) {
 		err = fmt.Errorf("apply: %s: %w", stage, err)
 		opt.logf("%v; rolling back", err)
 		j.Error = err.Error()
-		if rerr := undo(ctx, dir, j, run, opt); rerr != nil {
-			return res, fmt.Errorf("%w; and the rollback failed: %v (backups in %s)", err, rerr, dir)
-		}
 		res.RolledBack = true
+		if left := undo(ctx, dir, j, run, opt, f); len(left) > 0 {
+			res.Leftovers = left
+			return res, &RollbackError{Cause: err, Leftovers: left, Dir: dir}
+		}
 		return res, fmt.Errorf("%w (rolled back: the old files and settings are in place)", err)
 	}
 
-	// 3. Files.
+	// 4. Files, each still as it was backed up; the journal records
+	// each write before it happens.
 	for _, t := range run {
-		for _, f := range t.Files() {
-			if err := writeFile(f); err != nil {
-				return fail("writing "+f.Path, err)
+		for _, file := range filesOf(t) {
+			i := j.fileIndex(file.Path)
+			if err := f.at("write " + file.Path); err != nil {
+				return fail("writing "+file.Path, err)
 			}
-			opt.logf("wrote %s", f.Path)
+			if err := unchanged(dir, j.Files[i]); err != nil {
+				return fail("writing "+file.Path, err)
+			}
+			j.Files[i].New, j.Files[i].Writing = sum(file.Data), true
+			if err := j.save(dir); err != nil {
+				return fail("journal", err)
+			}
+			if err := writeFile(file); err != nil {
+				return fail("writing "+file.Path, err)
+			}
+			opt.logf("wrote %s", file.Path)
 		}
 	}
-	// 4. Validate all, then activate and verify each.
+	// 5. Validate all, then activate and verify each.
 	for _, t := range run {
-		if err := t.Validate(ctx); err != nil {
+		if err := f.at("validate " + t.Name()); err != nil {
+			return fail("validating "+t.Name(), err)
+		}
+		if err := validate(ctx, t); err != nil {
 			return fail("validating "+t.Name(), err)
 		}
 	}
-	if opt.beforeActivate != nil {
-		opt.beforeActivate()
-	}
 	j.State = stateActivating
+	if err := f.at("journal " + stateActivating); err != nil {
+		return fail("journal", err)
+	}
 	if err := j.save(dir); err != nil {
 		return fail("journal", err)
 	}
@@ -194,8 +242,14 @@ func Run(ctx context.Context, targets []Target, opt Options) (*Result, error) {
 		if err := j.save(dir); err != nil {
 			return fail("journal", err)
 		}
+		if err := f.at("activate " + t.Name()); err != nil {
+			return fail("activating "+t.Name(), err)
+		}
 		if err := t.Activate(ctx, j.Targets[i].Wanted); err != nil {
 			return fail("activating "+t.Name(), err)
+		}
+		if err := f.at("verify " + t.Name()); err != nil {
+			return fail("verifying "+t.Name(), err)
 		}
 		if err := t.Verify(ctx, j.Targets[i].Wanted); err != nil {
 			return fail("verifying "+t.Name(), err)
@@ -207,22 +261,76 @@ func Run(ctx context.Context, targets []Target, opt Options) (*Result, error) {
 		opt.logf("%s: active and verified", t.Name())
 		res.Targets = append(res.Targets, TargetOutcome{Name: t.Name(), Files: j.Targets[i].Files, Before: j.Targets[i].Before, After: after})
 	}
-	// 5. Done.
+	// 6. Done.
 	j.State = stateApplied
 	j.Finished = time.Now().UTC()
+	if err := f.at("journal " + stateApplied); err != nil {
+		return fail("journal", err)
+	}
 	if err := j.save(dir); err != nil {
 		return fail("journal", err)
 	}
 	return res, nil
 }
 
+// plan asks every target that can plan for its steps; a target that
+// cannot gets one step per wanted key. It returns the problems that
+// refuse the transaction.
+func plan(ctx context.Context, run []Target, j *journal, opt Options, f fault) ([]Step, []string, error) {
+	var steps []Step
+	var problems []string
+	for i, t := range run {
+		if err := f.at("plan " + t.Name()); err != nil {
+			return steps, nil, fmt.Errorf("apply: planning %s: %w", t.Name(), err)
+		}
+		var ts []Step
+		if p, ok := t.(Planner); ok {
+			var err error
+			if ts, err = p.Plan(ctx, j.Targets[i].Before); err != nil {
+				return steps, nil, fmt.Errorf("apply: planning %s: %w", t.Name(), err)
+			}
+		} else {
+			w := t.Wanted()
+			for _, k := range w.Keys() {
+				ts = append(ts, Step{Key: k, Running: j.Targets[i].Before[k], To: w[k], How: "activate"})
+			}
+		}
+		for _, s := range ts {
+			s.Target = t.Name()
+			steps = append(steps, s)
+			switch {
+			case s.Drift && opt.ForceDrift:
+				opt.logf("%s: %s moved since the advice (advised from %s, running %s): applied anyway (--force-drift)", t.Name(), s.Key, orNone(s.From), orNone(s.Running))
+			case s.Problem != "":
+				problems = append(problems, t.Name()+": "+s.Problem)
+			}
+		}
+	}
+	return steps, problems, nil
+}
+
 // Rollback undoes the last applied transaction in opt.StateDir: its
 // backups go back, and each of its targets found in targets (by Name) is
 // activated with its snapshot and verified. Targets of the journal not
 // given are reported: their files are restored but the running service
-// still has to be reloaded by hand.
+// still has to be reloaded by hand. A rollback that cannot finish goes on
+// with everything else and returns a *RollbackError listing what is
+// left, each with the command that restores it; the next Rollback, Run
+// or Recover tries it again.
 func Rollback(ctx context.Context, targets []Target, opt Options) (*Result, error) {
-	if rec, err := Recover(ctx, targets, opt); err != nil || rec != nil {
+	return rollback(ctx, targets, opt, nil)
+}
+
+func rollback(ctx context.Context, targets []Target, opt Options, f fault) (*Result, error) {
+	if opt.StateDir == "" {
+		return nil, errors.New("apply: no state directory")
+	}
+	release, err := lock(opt.StateDir, "rollback")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if rec, err := recoverLocked(ctx, targets, opt, f); err != nil || rec != nil {
 		return rec, err
 	}
 	dir, j, err := last(opt.StateDir, stateApplied)
@@ -236,94 +344,156 @@ func Rollback(ctx context.Context, targets []Target, opt Options) (*Result, erro
 	for i := range j.Targets {
 		j.Targets[i].Activated = true
 	}
-	err = undo(ctx, dir, j, targets, opt)
+	left := undo(ctx, dir, j, targets, opt, f)
 	for _, jt := range j.Targets {
 		res.Targets = append(res.Targets, TargetOutcome{Name: jt.Name, Files: jt.Files, Before: jt.Wanted, After: jt.Before})
 	}
-	return res, err
+	if len(left) > 0 {
+		res.Leftovers = left
+		return res, &RollbackError{Leftovers: left, Dir: dir}
+	}
+	return res, nil
 }
 
 // Recover finds a transaction a killed run left in "writing" or
-// "activating" and restores it as Rollback would; nil, nil when there is
-// none.
+// "activating", or one whose rollback could not finish, and restores it
+// as Rollback would; nil, nil when there is none.
 func Recover(ctx context.Context, targets []Target, opt Options) (*Result, error) {
 	if opt.StateDir == "" {
 		return nil, errors.New("apply: no state directory")
 	}
-	dir, j, err := last(opt.StateDir, stateWriting, stateActivating)
+	release, err := lock(opt.StateDir, "recover")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return recoverLocked(ctx, targets, opt, nil)
+}
+
+func recoverLocked(ctx context.Context, targets []Target, opt Options, f fault) (*Result, error) {
+	dir, j, err := last(opt.StateDir, stateWriting, stateActivating, stateRollbackFailed)
 	if err != nil || j == nil {
 		return nil, err
 	}
-	opt.logf("found the half-done transaction %s (%s); restoring its backups first", j.ID, j.State)
+	opt.logf("found the unfinished transaction %s (%s); restoring its backups first", j.ID, j.State)
 	res := &Result{ID: j.ID, Label: j.Label, RolledBack: true}
-	if err := undo(ctx, dir, j, targets, opt); err != nil {
-		return res, fmt.Errorf("recovering %s: %w", j.ID, err)
+	if left := undo(ctx, dir, j, targets, opt, f); len(left) > 0 {
+		res.Leftovers = left
+		return res, fmt.Errorf("recovering %s: %w", j.ID, &RollbackError{Leftovers: left, Dir: dir})
 	}
 	return res, nil
 }
 
 // undo restores the backups of j and re-activates the targets j
-// activated, then marks j rolled back (or failed).
+// activated with their snapshots, then verifies them; it goes on past
+// every failure and returns what it could not put back (nothing: j is
+// marked rolled back; something: rollback-failed, with the leftovers in
+// the journal).
 //
 // An interrupted run (its context cancelled: Ctrl-C) must still be able
 // to put things back, so undo works on a context that is not cancelled
 // with it, bounded by undoTimeout.
-func undo(ctx context.Context, dir string, j *journal, targets []Target, opt Options) error {
+func undo(ctx context.Context, dir string, j *journal, targets []Target, opt Options, f fault) []Leftover {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	byName := map[string]Target{}
 	for _, t := range targets {
 		byName[t.Name()] = t
 	}
-	var errs []string
+	var left []Leftover
 	for i := len(j.Files) - 1; i >= 0; i-- {
-		if err := restore(dir, j.Files[i]); err != nil {
-			errs = append(errs, err.Error())
-		} else {
-			opt.logf("restored %s", j.Files[i].Path)
+		jf := j.Files[i]
+		err := f.at("undo restore " + jf.Path)
+		if err == nil {
+			err = restore(dir, jf)
 		}
+		if err != nil {
+			left = append(left, Leftover{Target: jf.Target, Key: jf.Path, Why: err.Error(), Fix: jf.handRestore(dir)})
+			continue
+		}
+		opt.logf("restored %s", jf.Path)
 	}
 	// Re-activate in the order of the transaction, then verify them all:
 	// a later target's old settings may need an earlier one back first
 	// (nginx's old upstream is the app's old TCP port, the app's old
 	// config names memcached's old address).
-	var manual []string
-	var back []journalTarget
+	type back struct {
+		jt  journalTarget
+		t   Target
+		err error
+	}
+	var backs []back
 	for _, jt := range j.Targets {
 		if !jt.Activated {
 			continue
 		}
 		t := byName[jt.Name]
 		if t == nil {
-			manual = append(manual, jt.Name)
+			left = append(left, Leftover{Target: jt.Name, Why: "not given to this run: its files are restored, the running service is not",
+				Fix: "reload or restart " + jt.Name + " so it reads its restored files (or run stacktune rollback with the flags that reach it)"})
 			continue
 		}
-		if err := t.Activate(ctx, jt.Before); err != nil {
-			errs = append(errs, fmt.Sprintf("re-activating %s: %v", jt.Name, err))
-			continue
+		err := f.at("undo activate " + jt.Name)
+		if err == nil {
+			if r, ok := t.(Restorer); ok {
+				err = r.Restore(ctx, jt.Before)
+			} else {
+				err = t.Activate(ctx, jt.Before)
+			}
 		}
-		back = append(back, jt)
+		if err != nil {
+			opt.logf("%s: bringing back its old settings: %v", jt.Name, err)
+		}
+		backs = append(backs, back{jt, t, err})
 	}
-	for _, jt := range back {
-		if err := byName[jt.Name].Verify(ctx, jt.Before); err != nil {
-			errs = append(errs, fmt.Sprintf("verifying %s after the rollback: %v", jt.Name, err))
+	for _, b := range backs {
+		err := f.at("undo verify " + b.jt.Name)
+		if err == nil {
+			err = b.t.Verify(ctx, b.jt.Before)
+		}
+		if err == nil && b.err == nil {
+			opt.logf("%s: back to its old settings", b.jt.Name)
 			continue
 		}
-		opt.logf("%s: back to its old settings", jt.Name)
-	}
-	if len(manual) > 0 {
-		sort.Strings(manual)
-		errs = append(errs, fmt.Sprintf("files restored, but %s must be reloaded or restarted by hand (not given to this run)", strings.Join(manual, ", ")))
+		if err == nil {
+			// Not every Verify can see the running service (nginx
+			// without a probe): a failed activation stays a leftover.
+			left = append(left, Leftover{Target: b.jt.Name, Why: b.err.Error(), Fix: handFix(b.t, "", "")})
+			continue
+		}
+		why := err.Error()
+		if b.err != nil {
+			why = b.err.Error()
+		}
+		var me *MismatchError
+		if errors.As(err, &me) {
+			for _, m := range me.Mismatches {
+				left = append(left, Leftover{Target: b.jt.Name, Key: m.Key, Now: m.Got, Want: m.Want, Why: why, Fix: handFix(b.t, m.Key, m.Want)})
+			}
+			continue
+		}
+		left = append(left, Leftover{Target: b.jt.Name, Why: why, Fix: handFix(b.t, "", "")})
 	}
 	j.Finished = time.Now().UTC()
-	if len(errs) > 0 {
+	j.Leftovers = left
+	if len(left) > 0 {
 		j.State = stateRollbackFailed
-		j.Error = strings.Join(append([]string{j.Error}, errs...), "; ")
-		_ = j.save(dir)
-		return errors.New(strings.Join(errs, "; "))
+	} else {
+		j.State = stateRolledBack
 	}
-	j.State = stateRolledBack
-	return j.save(dir)
+	err := f.at("undo journal")
+	if err == nil {
+		err = j.save(dir)
+	}
+	if err != nil {
+		opt.logf("the journal %s could not be updated: %v", dir, err)
+		if len(left) == 0 {
+			left = append(left, Leftover{Target: "journal", Key: filepath.Join(dir, journalName), Why: err.Error(),
+				Fix: "everything is back; mark the transaction done by running stacktune rollback again"})
+		}
+	}
+	sort.SliceStable(left, func(a, b int) bool { return left[a].Target < left[b].Target })
+	return left
 }
 
 // undoTimeout bounds a rollback (restarts included).
@@ -333,7 +503,7 @@ const undoTimeout = 10 * time.Minute
 func checkFiles(ts []Target) error {
 	seen := map[string]string{}
 	for _, t := range ts {
-		for _, f := range t.Files() {
+		for _, f := range filesOf(t) {
 			if !filepath.IsAbs(f.Path) {
 				return fmt.Errorf("apply: %s: file path %q is not absolute", t.Name(), f.Path)
 			}

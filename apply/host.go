@@ -2,46 +2,89 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/stacktune/stacktune/changeset"
 )
+
+// settingsFile renders the changes cs into the settings file at path as
+// it is now (format's Edit), as a File computed from that base.
+func settingsFile(format changeset.Format, path string, cs []changeset.Change) (File, error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return File{}, err
+	}
+	if err != nil {
+		old = nil
+	}
+	data, err := format.Edit(old, dropInHeader, changeset.Lines(cs))
+	if err != nil {
+		return File{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return File{Path: path, Data: data, FromBase: true, Base: old}, nil
+}
+
+// only keeps the changes of one kind, refusing others.
+func only(kind changeset.Kind, what string, cs []changeset.Change) ([]changeset.Change, error) {
+	for _, c := range cs {
+		if c.Kind != kind {
+			return nil, fmt.Errorf("%s: a %s change (%s) is not a %s", what, c.Kind, c.Name, kind)
+		}
+	}
+	return cs, nil
+}
+
+// wantedOf is the state changes ask for; the last of a repeated name
+// wins.
+func wantedOf(cs []changeset.Change, norm func(string) string) State {
+	w := State{}
+	for _, c := range cs {
+		w[c.Name] = norm(c.To)
+	}
+	return w
+}
 
 // Sysctl is a sysctl.d file (host-wide): Activate writes the values to
 // /proc/sys at once, as `sysctl -p FILE` would, and the file keeps them
 // across reboots.
 type Sysctl struct {
 	Path string
-	Data []byte
 	// ProcRoot is /proc/sys unless a test points it elsewhere.
 	ProcRoot string
 
-	settings []Setting
+	changes []changeset.Change
+	file    File
 }
 
-// NewSysctl parses a sysctl.d file ("key = value" lines).
-func NewSysctl(path string, data []byte) (*Sysctl, error) {
-	s := &Sysctl{Path: path, Data: data, ProcRoot: "/proc/sys"}
-	err := scanSettings(data, func(n int, line string) error {
-		k, v, ok := strings.Cut(line, "=")
-		k = strings.TrimPrefix(strings.TrimSpace(k), "-")
-		if !ok || k == "" || strings.ContainsAny(k, " \t/") {
-			return fmt.Errorf("%s: line %d: %q is not key = value", path, n, line)
-		}
-		s.settings = append(s.settings, Setting{Key: k, Value: fields(v), Line: n})
-		return nil
-	})
-	return s, err
+// NewSysctl builds the target of the sysctl changes cs: the sysctl.d
+// file at path as it is now, with each setting replaced or added.
+func NewSysctl(path string, cs []changeset.Change) (*Sysctl, error) {
+	cs, err := only(changeset.Sysctl, "sysctl", cs)
+	if err != nil {
+		return nil, err
+	}
+	f, err := settingsFile(changeset.SysctlD, path, cs)
+	if err != nil {
+		return nil, err
+	}
+	return &Sysctl{Path: path, ProcRoot: "/proc/sys", changes: cs, file: f}, nil
 }
 
 func fields(v string) string { return strings.Join(strings.Fields(v), " ") }
 
 func (s *Sysctl) Name() string   { return "sysctl" }
 func (s *Sysctl) HostWide() bool { return true }
-func (s *Sysctl) Files() []File  { return []File{{Path: s.Path, Data: s.Data}} }
-
-func (s *Sysctl) Wanted() State { return wantedOf(s.settings) }
+func (s *Sysctl) Files() []File {
+	if s.file.Path == "" {
+		return nil
+	}
+	return []File{s.file}
+}
+func (s *Sysctl) Wanted() State { return wantedOf(s.changes, fields) }
 
 func (s *Sysctl) proc(key string) string {
 	return filepath.Join(s.ProcRoot, strings.ReplaceAll(key, ".", "/"))
@@ -61,21 +104,42 @@ func (s *Sysctl) Snapshot(context.Context) (State, error) {
 
 // Validate checks every key exists on this kernel.
 func (s *Sysctl) Validate(context.Context) error {
-	for _, st := range s.settings {
-		if _, err := os.Stat(s.proc(st.Key)); err != nil {
-			return fmt.Errorf("%s line %d: this kernel has no %s", s.Path, st.Line, st.Key)
+	for k := range s.Wanted() {
+		if _, err := os.Stat(s.proc(k)); err != nil {
+			return fmt.Errorf("this kernel has no %s", k)
 		}
 	}
 	return nil
 }
 
+func sameFields(a, b string) bool { return fields(a) == fields(b) }
+
+// Plan: each value is written to /proc/sys at once.
+func (s *Sysctl) Plan(_ context.Context, running State) ([]Step, error) {
+	var steps []Step
+	for _, c := range s.changes {
+		st := Step{Key: c.Name, From: c.From, Running: running[c.Name], To: fields(c.To), How: HowSet, Command: s.HandFix(c.Name, c.To)}
+		if _, err := os.Stat(s.proc(c.Name)); err != nil {
+			st.Problem = "this kernel has no " + c.Name
+		} else if sameFields(st.Running, st.To) {
+			st.How, st.Command = HowNone, ""
+		} else {
+			st.drift(sameFields)
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+// Activate writes every value, going on past a failure.
 func (s *Sysctl) Activate(_ context.Context, want State) error {
+	var errs []error
 	for _, k := range want.Keys() {
 		if err := os.WriteFile(s.proc(k), []byte(want[k]+"\n"), 0o644); err != nil {
-			return fmt.Errorf("sysctl %s = %s: %w", k, want[k], err)
+			errs = append(errs, fmt.Errorf("sysctl %s = %s: %w", k, want[k], err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (s *Sysctl) Verify(ctx context.Context, want State) error {
@@ -83,7 +147,15 @@ func (s *Sysctl) Verify(ctx context.Context, want State) error {
 	if err != nil {
 		return err
 	}
-	return compare("sysctl", want, got, func(a, b string) bool { return fields(a) == fields(b) })
+	return compare("sysctl", want, got, func(_, a, b string) bool { return sameFields(a, b) })
+}
+
+// HandFix is the sysctl command that sets key.
+func (s *Sysctl) HandFix(key, want string) string {
+	if key == "" {
+		return "sysctl --system"
+	}
+	return "sysctl -w " + key + "=" + shellQuote(fields(want))
 }
 
 // SystemdDropIn is a unit's drop-in (host-wide): Activate runs systemctl
@@ -92,35 +164,38 @@ func (s *Sysctl) Verify(ctx context.Context, want State) error {
 type SystemdDropIn struct {
 	Unit string
 	Path string
-	Data []byte
 	// Run runs a command; nil means exec.
 	Run func(ctx context.Context, argv ...string) ([]byte, error)
 
-	settings []Setting
+	changes []changeset.Change
+	file    File
 }
 
-// NewSystemdDropIn parses a drop-in's [Service] Key=Value lines.
-func NewSystemdDropIn(unit, path string, data []byte) (*SystemdDropIn, error) {
-	d := &SystemdDropIn{Unit: unit, Path: path, Data: data}
-	err := scanSettings(data, func(n int, line string) error {
-		if line[0] == '[' {
-			return nil // [Service]
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("%s: line %d: %q is not Key=Value", path, n, line)
-		}
-		d.settings = append(d.settings, Setting{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v), Line: n})
-		return nil
-	})
-	return d, err
+// NewSystemdDropIn builds the target of the systemd changes cs for unit:
+// the drop-in at path as it is now, with each setting replaced or added.
+func NewSystemdDropIn(unit, path string, cs []changeset.Change) (*SystemdDropIn, error) {
+	cs, err := only(changeset.Systemd, "systemd", cs)
+	if err != nil {
+		return nil, err
+	}
+	f, err := settingsFile(changeset.SystemdDropIn, path, cs)
+	if err != nil {
+		return nil, err
+	}
+	return &SystemdDropIn{Unit: unit, Path: path, changes: cs, file: f}, nil
 }
 
 func (d *SystemdDropIn) Name() string   { return "systemd " + d.Unit }
 func (d *SystemdDropIn) HostWide() bool { return true }
-func (d *SystemdDropIn) Files() []File  { return []File{{Path: d.Path, Data: d.Data}} }
-
-func (d *SystemdDropIn) Wanted() State { return wantedOf(d.settings) }
+func (d *SystemdDropIn) Files() []File {
+	if d.file.Path == "" {
+		return nil
+	}
+	return []File{d.file}
+}
+func (d *SystemdDropIn) Wanted() State {
+	return wantedOf(d.changes, strings.TrimSpace)
+}
 
 func (d *SystemdDropIn) run(ctx context.Context, argv ...string) ([]byte, error) {
 	if d.Run != nil {
@@ -146,6 +221,21 @@ func (d *SystemdDropIn) Validate(ctx context.Context) error {
 	return err
 }
 
+// Plan: each setting takes effect when the unit restarts.
+func (d *SystemdDropIn) Plan(_ context.Context, running State) ([]Step, error) {
+	var steps []Step
+	for _, c := range d.changes {
+		st := Step{Key: c.Name, From: c.From, Running: running[c.Name], To: c.To, How: HowRestart, Command: d.HandFix("", "")}
+		if strings.EqualFold(st.Running, st.To) {
+			st.How, st.Command = HowNone, ""
+		} else {
+			st.drift(strings.EqualFold)
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
 // Activate reloads the unit files and restarts the unit (the drop-in on
 // disk is already the wanted or the restored one).
 func (d *SystemdDropIn) Activate(ctx context.Context, _ State) error {
@@ -161,19 +251,10 @@ func (d *SystemdDropIn) Verify(ctx context.Context, want State) error {
 	if err != nil {
 		return err
 	}
-	return compare(d.Name(), want, got, func(a, b string) bool { return strings.EqualFold(a, b) })
+	return compare(d.Name(), want, got, func(_, a, b string) bool { return strings.EqualFold(a, b) })
 }
 
-// compare lists the keys of want whose got value differs.
-func compare(what string, want, got State, eq func(a, b string) bool) error {
-	var bad []string
-	for _, k := range want.Keys() {
-		if !eq(want[k], got[k]) {
-			bad = append(bad, fmt.Sprintf("%s is %q, wanted %q", k, got[k], want[k]))
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%s does not run with the new settings: %s", what, strings.Join(bad, "; "))
-	}
-	return nil
+// HandFix reloads the units and restarts this one.
+func (d *SystemdDropIn) HandFix(string, string) string {
+	return "systemctl daemon-reload && systemctl restart " + shellQuote(d.Unit)
 }

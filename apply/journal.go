@@ -3,6 +3,7 @@ package apply
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/stacktune/stacktune/internal/atomicfile"
@@ -39,17 +42,35 @@ type journal struct {
 	Error    string          `json:"error,omitempty"`
 	Files    []journalFile   `json:"files"`
 	Targets  []journalTarget `json:"targets"`
+	Plan     []Step          `json:"plan,omitempty"`
+	// Leftovers are what the last rollback could not put back
+	// (state rollback-failed).
+	Leftovers []Leftover `json:"leftovers,omitempty"`
+}
+
+// fileIndex is the index of path's entry in j.Files (backed up before
+// any write, so it is there).
+func (j *journal) fileIndex(path string) int {
+	p := filepath.Clean(path)
+	return slices.IndexFunc(j.Files, func(f journalFile) bool { return f.Path == p })
 }
 
 // journalFile is one replaced file and where its old content is.
 type journalFile struct {
 	Path    string      `json:"path"`
+	Target  string      `json:"target,omitempty"`
 	Existed bool        `json:"existed"`
 	Backup  string      `json:"backup,omitempty"` // file name in the transaction directory
+	Sum     string      `json:"sha256,omitempty"` // of the old content
 	Perm    fs.FileMode `json:"perm,omitempty"`
 	// MadeDirs are the directories the write creates (a new systemd
 	// UNIT.d), outermost first; restore removes them when empty.
 	MadeDirs []string `json:"made_dirs,omitempty"`
+	// New is the sha256 of the content the transaction writes, recorded
+	// (with Writing) before it is written: restore puts the old content
+	// back only over the transaction's own, never over someone's edit.
+	New     string `json:"new_sha256,omitempty"`
+	Writing bool   `json:"writing,omitempty"`
 }
 
 type journalTarget struct {
@@ -117,7 +138,9 @@ func last(stateDir string, states ...string) (string, *journal, error) {
 			}
 		}
 		if j.State == stateRollbackFailed {
-			return "", nil, fmt.Errorf("apply: transaction %s could not be rolled back (%s); its backups are in %s: put them back by hand, then remove that directory", j.ID, j.Error, dir)
+			// Recover tries it again; until it succeeds nothing older is
+			// touched.
+			return "", nil, fmt.Errorf("apply: the rollback of transaction %s could not finish; run stacktune rollback to try it again (its journal: %s)", j.ID, dir)
 		}
 		// Rolled-back transactions are skipped: Rollback walks back through
 		// the applied ones, newest first.
@@ -125,10 +148,18 @@ func last(stateDir string, states ...string) (string, *journal, error) {
 	return "", nil, nil
 }
 
-// backup copies f's current file (if any) into dir.
+// backup copies f's current file (if any) into dir. A file whose new
+// content was computed from a base (File.FromBase) must still be that
+// base.
 func backup(dir string, f File, n int) (journalFile, error) {
 	jf := journalFile{Path: filepath.Clean(f.Path)}
 	old, err := os.ReadFile(jf.Path)
+	if f.FromBase {
+		exists := err == nil
+		if exists != (f.Base != nil) || exists && !bytes.Equal(old, f.Base) {
+			return jf, fmt.Errorf("apply: %s changed since the change was computed from it (edited by someone meanwhile?): nothing was changed; run again", jf.Path)
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		for d := filepath.Dir(jf.Path); ; d = filepath.Dir(d) {
@@ -151,6 +182,7 @@ func backup(dir string, f File, n int) (journalFile, error) {
 	}
 	jf.Existed = true
 	jf.Perm = st.Mode().Perm()
+	jf.Sum = sum(old)
 	jf.Backup = fmt.Sprintf("backup-%03d-%s", n, filepath.Base(jf.Path))
 	if err := atomicfile.Write(filepath.Join(dir, jf.Backup), 0o600, func(w io.Writer) error {
 		_, err := w.Write(old)
@@ -161,8 +193,69 @@ func backup(dir string, f File, n int) (journalFile, error) {
 	return jf, nil
 }
 
-// restore puts a backup back (or removes a file that did not exist).
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// unchanged checks that jf's file is still what was backed up (or still
+// absent), right before it is replaced: an edit made in between would
+// be lost.
+func unchanged(dir string, jf journalFile) error {
+	cur, err := os.ReadFile(jf.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if jf.Existed {
+			return fmt.Errorf("%s was removed after it was backed up", jf.Path)
+		}
+		return nil
+	case err != nil:
+		return err
+	case !jf.Existed:
+		return fmt.Errorf("%s was created by someone else after the transaction began", jf.Path)
+	case sum(cur) != jf.Sum:
+		return fmt.Errorf("%s was edited after it was backed up (the edit is kept; the transaction is not applied)", jf.Path)
+	}
+	return nil
+}
+
+// handRestore is the command that puts jf's old content back by hand.
+func (jf journalFile) handRestore(dir string) string {
+	if !jf.Existed {
+		return "rm -f " + shellQuote(jf.Path)
+	}
+	return "cp " + shellQuote(filepath.Join(dir, jf.Backup)) + " " + shellQuote(jf.Path)
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:=@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// restore puts a backup back (or removes a file that did not exist),
+// when the file holds what the transaction wrote; a file it never wrote
+// is left alone, and one edited since it was written is not overwritten
+// (an error names it).
 func restore(dir string, jf journalFile) error {
+	if !jf.Writing {
+		return nil
+	}
+	cur, err := os.ReadFile(jf.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !jf.Existed {
+			return nil
+		}
+	case err != nil:
+		return fmt.Errorf("reading %s: %w", jf.Path, err)
+	case jf.Existed && sum(cur) == jf.Sum:
+		return nil
+	case sum(cur) != jf.New:
+		return fmt.Errorf("%s was changed after stacktune wrote it: not overwritten (its old content is the backup)", jf.Path)
+	}
 	if !jf.Existed {
 		if err := os.Remove(jf.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing %s: %w", jf.Path, err)
@@ -174,14 +267,22 @@ func restore(dir string, jf journalFile) error {
 			}
 			parent = filepath.Dir(jf.MadeDirs[i])
 		}
+		// The file may never have been written: its directory may not
+		// exist either. Sync the nearest one that does.
+		for {
+			if _, err := os.Stat(parent); err == nil || filepath.Dir(parent) == parent {
+				break
+			}
+			parent = filepath.Dir(parent)
+		}
 		return syncDir(parent)
 	}
 	old, err := os.ReadFile(filepath.Join(dir, jf.Backup))
 	if err != nil {
 		return fmt.Errorf("reading the backup of %s: %w", jf.Path, err)
 	}
-	if cur, err := os.ReadFile(jf.Path); err == nil && bytes.Equal(cur, old) {
-		return nil
+	if sum(old) != jf.Sum {
+		return fmt.Errorf("the backup of %s is damaged (its checksum differs)", jf.Path)
 	}
 	return writeFile(File{Path: jf.Path, Data: old, Perm: jf.Perm})
 }

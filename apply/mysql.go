@@ -1,127 +1,88 @@
 package apply
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
+	"os"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/stacktune/stacktune/changeset"
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
-// Setting is one key = value line of a my.cnf [mysqld] section.
-type Setting struct {
-	Key   string // normalised: lower case, '_'
-	Value string
-	Line  int
+// DB is what the MySQL and index targets need of a connection; *sql.DB
+// has it. It must reconnect after a server restart, as *sql.DB does.
+type DB interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// ParseMyCnf reads the [mysqld] (and [mariadb], [server]) settings of a
-// my.cnf drop-in as Emit writes it. Lines outside those sections,
-// comments and blank lines are ignored; a line that is not key, key =
-// value or a section header is an error naming it.
-func ParseMyCnf(b []byte) ([]Setting, error) {
-	var out []Setting
-	in := false
-	err := scanSettings(b, func(n int, line string) error {
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return fmt.Errorf("line %d: unclosed section header %q", n, line)
-			}
-			switch strings.ToLower(strings.TrimSpace(line[1:end])) {
-			case "mysqld", "mariadb", "server", "mariadbd":
-				in = true
-			default:
-				in = false
-			}
-			return nil
-		}
-		if line[0] == '!' {
-			return fmt.Errorf("line %d: %q: a drop-in must not include other files", n, line)
-		}
-		if !in {
-			return nil
-		}
-		k, v, _ := strings.Cut(line, "=")
-		k = normKey(k)
-		v = strings.Trim(strings.TrimSpace(v), `"'`)
-		if k == "" || strings.ContainsAny(k, " \t") {
-			return fmt.Errorf("line %d: %q is not key = value", n, line)
-		}
-		out = append(out, Setting{Key: k, Value: v, Line: n})
-		return nil
-	})
-	return out, err
-}
-
-// scanSettings calls fn with each line of a settings file that is not
-// blank or a comment ('#', ';'), trimmed, with its number.
-func scanSettings(data []byte, fn func(n int, line string) error) error {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if err := fn(n, line); err != nil {
-			return err
-		}
-	}
-	return sc.Err()
-}
-
-// wantedOf is the state settings ask for; the last of a repeated key wins.
-func wantedOf(ss []Setting) State {
-	w := State{}
-	for _, s := range ss {
-		w[s.Key] = s.Value
-	}
-	return w
-}
-
-func normKey(k string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "-", "_")
-}
-
-// MySQL is a MySQL or MariaDB server whose my.cnf drop-in is replaced.
-// Dynamic variables are set at once with SET GLOBAL; if any wanted
-// variable is read-only, Restart runs. Verify reads SHOW GLOBAL VARIABLES.
+// MySQL is a MySQL or MariaDB server whose stacktune drop-in (a my.cnf
+// file in conf.d) takes the MySQL changes of a change set. Dynamic
+// variables are set at once with SET GLOBAL (the statement the audit
+// shows), read-only ones and startup options by a restart that reads the
+// drop-in; Verify reads SHOW GLOBAL VARIABLES. Plan asks the server about
+// every variable first (mysqlvar.ReadMeta): one it lacks, a value it
+// would clamp, a restart nobody can do, or a value that moved since the
+// advice refuses the transaction before anything is set.
 type MySQL struct {
-	// DB reaches the server (it must reconnect after a restart, as a
-	// *sql.DB does).
-	DB *sql.DB
-	// Path is the drop-in to write (e.g.
-	// /etc/mysql/mariadb.conf.d/99-stacktune.cnf) and Data its content.
+	DB DB
+	// Path is the drop-in (e.g. /etc/mysql/mariadb.conf.d/99-stacktune.cnf).
 	Path string
-	Data []byte
 	// Check validates the server's configuration files on disk (e.g.
 	// mariadbd --help --verbose); nil skips that check.
 	Check func(ctx context.Context) error
 	// Restart restarts the server so it rereads its files; nil means a
-	// change that needs a restart fails (and rolls back).
+	// change that needs a restart is refused.
 	Restart func(ctx context.Context) error
+	// RestartHint is how a person restarts it ("systemctl restart
+	// mariadb"), for the commands a failed rollback lists.
+	RestartHint string
 	// Label names the target; default "mysql".
 	Label string
 
-	settings []Setting
+	changes []changeset.Change
+	file    File
+	server  *mysqlvar.Server
+	meta    map[string]mysqlvar.Meta
+	expect  State // what the read-back shows for the wanted values
 }
 
-// NewMySQL parses data and returns the target.
-func NewMySQL(db *sql.DB, path string, data []byte) (*MySQL, error) {
-	s, err := ParseMyCnf(data)
+// NewMySQL builds the target of the MySQL changes (variables and startup
+// options) of cs: the drop-in at path as it is now, with each change's
+// setting replaced in place or added (changeset.MyCnf.Edit).
+func NewMySQL(db DB, path string, cs []changeset.Change) (*MySQL, error) {
+	m := &MySQL{DB: db, Path: path}
+	for _, c := range cs {
+		if c.Kind != changeset.MySQLVariable && c.Kind != changeset.MySQLOption {
+			return nil, fmt.Errorf("mysql: a %s change (%s) is not a MySQL setting", c.Kind, c.Name)
+		}
+		m.changes = append(m.changes, c)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("mysql: %w", err)
+	}
+	if err != nil {
+		old = nil
+	}
+	data, err := changeset.MyCnf.Edit(old, dropInHeader, changeset.Lines(m.changes))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &MySQL{DB: db, Path: path, Data: data, settings: s}, nil
+	m.file = File{Path: path, Data: data, FromBase: true, Base: old}
+	return m, nil
+}
+
+// dropInHeader starts a drop-in stacktune creates.
+var dropInHeader = []string{
+	"# Written by stacktune apply. Each setting's comment names the finding it comes from;",
+	"# stacktune rollback puts the previous version of this file back.",
 }
 
 func (m *MySQL) Name() string {
@@ -130,24 +91,32 @@ func (m *MySQL) Name() string {
 	}
 	return "mysql"
 }
-func (m *MySQL) HostWide() bool { return false }
-func (m *MySQL) Files() []File  { return []File{{Path: m.Path, Data: m.Data}} }
+func (m *MySQL) Files() []File { return []File{m.file} }
 
-// Wanted is the drop-in's settings (the last of a repeated key wins).
-func (m *MySQL) Wanted() State { return wantedOf(m.settings) }
+// Wanted is each change's variable (as SHOW GLOBAL VARIABLES names it)
+// and value.
+func (m *MySQL) Wanted() State {
+	w := State{}
+	for _, c := range m.changes {
+		w[mysqlvar.Norm(c.Name)] = c.To
+	}
+	return w
+}
 
-// Snapshot reads the wanted variables; a key the server does not know as
-// a variable (a startup-only option) is left out.
+// Snapshot reads the wanted variables; a startup option that is no
+// variable is left out.
 func (m *MySQL) Snapshot(ctx context.Context) (State, error) {
 	return m.read(ctx, m.Wanted())
 }
+
+const showVariablesSQL = "SHOW GLOBAL VARIABLES"
 
 func (m *MySQL) read(ctx context.Context, keys State) (State, error) {
 	out := State{}
 	if len(keys) == 0 {
 		return out, nil
 	}
-	rows, err := m.DB.QueryContext(ctx, "SHOW GLOBAL VARIABLES")
+	rows, err := m.DB.QueryContext(ctx, showVariablesSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +126,7 @@ func (m *MySQL) read(ctx context.Context, keys State) (State, error) {
 		if err := rows.Scan(&k, &v); err != nil {
 			return nil, err
 		}
-		k = normKey(k)
+		k = mysqlvar.Norm(k)
 		if _, ok := keys[k]; ok {
 			out[k] = v
 		}
@@ -165,144 +134,265 @@ func (m *MySQL) read(ctx context.Context, keys State) (State, error) {
 	return out, rows.Err()
 }
 
-// Validate checks the drop-in parses and runs Check.
-func (m *MySQL) Validate(ctx context.Context) error {
-	return call(ctx, m.Check)
+// load reads what the server is and what it says about keys, once.
+func (m *MySQL) load(ctx context.Context, keys []string) error {
+	if m.server == nil {
+		s, err := mysqlvar.Detect(ctx, m.DB)
+		if err != nil {
+			return err
+		}
+		m.server = &s
+	}
+	var missing []string
+	for _, k := range keys {
+		if _, ok := m.meta[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	meta, err := mysqlvar.ReadMeta(ctx, m.DB, *m.server, missing)
+	if err != nil {
+		return err
+	}
+	if m.meta == nil {
+		m.meta = map[string]mysqlvar.Meta{}
+	}
+	for k, v := range meta {
+		m.meta[k] = v
+	}
+	return nil
+}
+
+// Validate runs Check on the files on disk.
+func (m *MySQL) Validate(ctx context.Context) error { return call(ctx, m.Check) }
+
+// Plan checks every change against the running server: the variable
+// exists, the value is one the server keeps as it is (or rounds, said in
+// the step), SET GLOBAL can change it or a restart can be done, the
+// running value is still the one the advice was made from, and no rule
+// between variables is broken.
+func (m *MySQL) Plan(ctx context.Context, running State) ([]Step, error) {
+	keys := m.Wanted().Keys()
+	if err := m.load(ctx, keys); err != nil {
+		return nil, err
+	}
+	m.expect = State{}
+	values := State{}
+	for k, v := range running {
+		values[k] = v
+	}
+	var steps []Step
+	setAtOnce := map[string]bool{}
+	seen := map[string]bool{}
+	for _, c := range m.changes {
+		k := mysqlvar.Norm(c.Name)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		meta := m.meta[k]
+		s := Step{Key: k, From: c.From, Running: running[k], To: c.To}
+		switch {
+		case c.Kind == changeset.MySQLOption || !meta.Exists:
+			if c.Kind == changeset.MySQLVariable {
+				s.Problem = fmt.Sprintf("%s: %s has no such variable", k, m.server)
+				break
+			}
+			s.How, s.Note = HowRestart, "a startup option: read when the server starts"
+			if m.Restart == nil {
+				s.Problem = k + ": a startup option, read only when the server starts, and no way to restart it was given (--mysql-restart)"
+			}
+		default:
+			expect, note, err := meta.Expect(c.To)
+			if err != nil {
+				s.Problem = err.Error()
+				break
+			}
+			s.Note = note
+			if !mysqlvar.Equal(expect, c.To) {
+				s.Expect = expect
+			}
+			m.expect[k] = expect
+			values[k] = expect
+			if meta.Matches(expect, s.Running) {
+				s.How = HowNone
+				break
+			}
+			s.drift(mysqlvar.Equal)
+			if meta.ReadOnly {
+				s.How = HowRestart
+				if m.Restart == nil {
+					s.Problem = joinProblem(s.Problem, k+": SET GLOBAL cannot change it, only a restart, and no way to restart the server was given (--mysql-restart)")
+				}
+				break
+			}
+			stmt, err := mysqlvar.SetGlobal(k, c.To)
+			if err != nil {
+				s.Problem = joinProblem(s.Problem, err.Error())
+				break
+			}
+			s.How, s.Command = HowSet, stmt
+			setAtOnce[k] = true
+			if !meta.ReadOnlyKnown {
+				s.Note = joinProblem(s.Note, "whether SET GLOBAL can change it is not known: a restart follows if it refuses")
+				if m.Restart == nil {
+					s.Note += " (and fails without --mysql-restart)"
+				}
+			}
+		}
+		steps = append(steps, s)
+	}
+	// Rules between variables bind what is set at run time.
+	for _, msg := range mysqlvar.Conflicts(*m.server, values) {
+		for i := range steps {
+			if setAtOnce[steps[i].Key] && strings.HasPrefix(msg, steps[i].Key+" ") {
+				steps[i].Problem = joinProblem(steps[i].Problem, msg)
+			}
+		}
+	}
+	return steps, nil
+}
+
+func joinProblem(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
 }
 
 // Activate sets each differing variable with SET GLOBAL and restarts the
-// server when one of them is read-only (or not a variable at all).
+// server when one of them is read-only (or a startup option). It goes
+// through every variable before it returns, so one failure does not
+// leave the others unset.
 func (m *MySQL) Activate(ctx context.Context, want State) error {
+	return m.activate(ctx, want, false)
+}
+
+// Restore brings the server back to before: like Activate, but a
+// variable the server refuses to take back at run time (MariaDB refuses
+// innodb_log_file_size below innodb_log_buffer_size, a value it started
+// with) is taken from the restored files by a restart, when one can be
+// done.
+func (m *MySQL) Restore(ctx context.Context, before State) error {
+	return m.activate(ctx, before, true)
+}
+
+func (m *MySQL) activate(ctx context.Context, want State, restartOnRefusal bool) error {
+	if err := m.load(ctx, want.Keys()); err != nil {
+		return err
+	}
 	running, err := m.read(ctx, want)
 	if err != nil {
 		return err
 	}
 	var restart []string
+	var errs []error
 	for _, k := range want.Keys() {
 		v := want[k]
+		meta := m.meta[k]
 		cur, known := running[k]
-		if known && ValueEqual(v, cur) {
+		if !known {
+			restart = append(restart, k) // a startup option
 			continue
 		}
-		if !known {
+		if meta.Matches(m.expected(k, v), cur) {
+			continue
+		}
+		if meta.ReadOnly {
 			restart = append(restart, k)
 			continue
 		}
-		_, err := m.DB.ExecContext(ctx, "SET GLOBAL "+k+" = "+sqlValue(v))
+		stmt, err := mysqlvar.SetGlobal(k, v)
+		if err == nil {
+			_, err = m.DB.ExecContext(ctx, stmt)
+		}
 		var me *mysql.MySQLError
 		if errors.As(err, &me) && (me.Number == 1238 || me.Number == 1193) {
 			restart = append(restart, k) // read-only, or an option only
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("SET GLOBAL %s = %s: %w", k, v, err)
+			if restartOnRefusal && m.Restart != nil {
+				restart = append(restart, k)
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", stmt, err))
 		}
 	}
-	if len(restart) == 0 {
-		return nil
+	if len(restart) > 0 {
+		switch {
+		case m.Restart == nil:
+			errs = append(errs, fmt.Errorf("%s need a server restart, and no way to restart it was given", strings.Join(restart, ", ")))
+		default:
+			if err := m.Restart(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("restarting for %s: %w", strings.Join(restart, ", "), err))
+			} else if restartOnRefusal {
+				// The restart read the files; what was set at run time
+				// before is set again.
+				return m.activate(ctx, want, false)
+			}
+		}
 	}
-	if m.Restart == nil {
-		return fmt.Errorf("%s need a server restart, and no way to restart it was given", strings.Join(restart, ", "))
-	}
-	if err := m.Restart(ctx); err != nil {
-		return fmt.Errorf("restarting for %s: %w", strings.Join(restart, ", "), err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// Verify compares the running variables with want.
+// expected is what the server shows for v: the planned expectation
+// for the wanted value, v itself otherwise (a value read from the
+// server, as a rollback's, is already in the server's form).
+func (m *MySQL) expected(k, v string) string {
+	if e, ok := m.expect[k]; ok && m.Wanted()[k] == v {
+		return e
+	}
+	return v
+}
+
+// Verify compares the running variables with want, after the server's
+// own rounding; startup options, which have no variable, are not read.
 func (m *MySQL) Verify(ctx context.Context, want State) error {
+	if err := m.load(ctx, want.Keys()); err != nil {
+		return err
+	}
 	got, err := m.read(ctx, want)
 	if err != nil {
 		return err
 	}
 	readable := State{}
 	for k, v := range want {
-		if _, ok := got[k]; ok { // a startup option with no variable has nothing to read
+		if _, ok := got[k]; ok {
 			readable[k] = v
 		}
 	}
-	return compare("the server", readable, got, ValueEqual)
+	return compare("the server", readable, got, func(k, w, g string) bool {
+		return m.meta[k].Matches(m.expected(k, w), g)
+	})
 }
 
-// ValueEqual compares a my.cnf value with a running one: ON/OFF with 1/0
-// and TRUE/FALSE, sizes with K/M/G/T suffixes with their bytes (within 1%,
-// as servers round sizes to their block size), anything else without
-// case.
-func ValueEqual(want, got string) bool {
-	if strings.EqualFold(strings.TrimSpace(want), strings.TrimSpace(got)) {
-		return true
+// HandFix is the statement that sets key back, or the restart that
+// reads it from the restored drop-in.
+func (m *MySQL) HandFix(key, want string) string {
+	restart := "restart the server"
+	if m.RestartHint != "" {
+		restart = m.RestartHint
 	}
-	if bw, ok := boolValue(want); ok {
-		bg, ok := boolValue(got)
-		if !ok { // a boolean shown as a number
-			switch strings.TrimSpace(got) {
-			case "1":
-				bg, ok = true, true
-			case "0":
-				bg, ok = false, true
-			}
+	if key == "" {
+		return restart + " (its drop-in " + m.Path + " is restored)"
+	}
+	if meta, ok := m.meta[key]; ok && meta.Exists && !meta.ReadOnly {
+		if stmt, err := mysqlvar.SetGlobal(key, want); err == nil {
+			return stmt + " (or " + restart + ")"
 		}
-		return ok && bw == bg
 	}
-	nw, ok1 := numValue(want)
-	ng, ok2 := numValue(got)
-	if !ok1 || !ok2 {
-		return false
-	}
-	if nw == ng {
-		return true
-	}
-	return math.Abs(nw-ng) <= 0.01*math.Max(math.Abs(nw), 1)
+	return restart + " (it reads " + key + " from the restored " + m.Path + ")"
 }
 
-func boolValue(s string) (bool, bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "on", "true", "yes":
-		return true, true
-	case "off", "false", "no":
-		return false, true
+func call(ctx context.Context, f func(context.Context) error) error {
+	if f == nil {
+		return nil
 	}
-	return false, false
-}
-
-func numValue(s string) (float64, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, false
-	}
-	mult := 1.0
-	switch s[len(s)-1] {
-	case 'k', 'K':
-		mult = 1 << 10
-	case 'm', 'M':
-		mult = 1 << 20
-	case 'g', 'G':
-		mult = 1 << 30
-	case 't', 'T':
-		mult = 1 << 40
-	}
-	if mult != 1 {
-		s = s[:len(s)-1]
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, false
-	}
-	return f * mult, true
-}
-
-// sqlValue renders a my.cnf value for SET GLOBAL: numbers (sizes in
-// bytes) and ON/OFF as they are, anything else as a string literal.
-func sqlValue(v string) string {
-	if _, ok := boolValue(v); ok {
-		return strings.ToUpper(strings.TrimSpace(v))
-	}
-	if f, ok := numValue(v); ok && f == math.Trunc(f) && math.Abs(f) < 1<<62 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	if _, err := strconv.ParseFloat(v, 64); err == nil {
-		return v
-	}
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+	return f(ctx)
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 func TestUnifiedDiff(t *testing.T) {
@@ -58,57 +60,102 @@ func TestCommandCheckStrict(t *testing.T) {
 	}
 }
 
-func TestFromEmitDir(t *testing.T) {
-	dir := t.TempDir()
-	write := func(rel, data string) {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, _, err := FromEmitDir(dir, EmitTargets{}); err == nil || !strings.Contains(err.Error(), "none of the files") {
-		t.Errorf("empty dir: %v", err)
-	}
-	write("sysctl/99-stacktune.conf", "vm.swappiness = 10\n")
-	write("systemd/mariadb.service.d/stacktune.conf", "[Service]\nLimitNOFILE=65536\n")
-	write("memcached/options", "-c 4096\n")
-	write("redis/stacktune.conf", "maxmemory 1gb\n")
-	write("notes.txt", "hello\n")
-	ts, notes, err := FromEmitDir(dir, EmitTargets{SysctlConf: "/x/sysctl.conf", SystemdDir: "/x/system", ProcRoot: "/x/proc"})
+func TestFromChangeSet(t *testing.T) {
+	set := &changeset.Set{Format: 1, Changes: []changeset.Change{
+		{Kind: changeset.Sysctl, Target: "/etc/sysctl.d", Name: "vm.swappiness", From: "60", To: "10"},
+		{Kind: changeset.Systemd, Target: "mariadb.service", Name: "LimitNOFILE", From: "1024", To: "65536"},
+		{Kind: changeset.Memcached, Target: "memcached", Name: "-c", To: "4096"},
+		{Kind: changeset.Redis, Target: "redis", Name: "maxmemory", To: "1gb"},
+		{Kind: changeset.App, Target: "app", Name: "N+1", To: "one query"},
+	}}
+	x := t.TempDir()
+	ts, notes, err := FromChangeSet(set, Services{SysctlConf: filepath.Join(x, "sysctl.conf"), SystemdDir: filepath.Join(x, "system"), ProcRoot: "/x/proc"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, tg := range ts {
 		names = append(names, tg.Name())
-		if !tg.HostWide() {
+		if !isHostWide(tg) {
 			t.Errorf("%s is not host-wide", tg.Name())
 		}
 	}
 	if strings.Join(names, ",") != "sysctl,systemd mariadb.service" {
 		t.Errorf("targets %v", names)
 	}
-	if f := ts[1].Files()[0].Path; f != "/x/system/mariadb.service.d/stacktune.conf" {
+	if f := filesOf(ts[1])[0].Path; f != filepath.Join(x, "system/mariadb.service.d/stacktune.conf") {
 		t.Errorf("drop-in path %s", f)
 	}
 	if p := ts[0].(*Sysctl).ProcRoot; p != "/x/proc" {
 		t.Errorf("ProcRoot %s", p)
 	}
 	all := strings.Join(notes, "\n")
-	for _, w := range []string{"memcached/options: not applied", "redis/stacktune.conf: not applied", "notes.txt: not applied"} {
+	for _, w := range []string{"not applied: memcached-flag -c", "not applied: redis-config maxmemory", "not applied: code N+1"} {
 		if !strings.Contains(all, w) {
 			t.Errorf("notes lack %q:\n%s", w, all)
 		}
 	}
-
-	write("mysql/99-stacktune.cnf", "[mysqld]\nmax_connections = 10\n")
-	if !EmitHasMySQL(dir) {
-		t.Error("EmitHasMySQL")
+	set.Changes = append(set.Changes, changeset.Change{Kind: changeset.MySQLVariable, Target: "mysqld", Name: "max_connections", To: "10"})
+	if !NeedsDB(set) {
+		t.Error("NeedsDB")
 	}
-	if _, _, err := FromEmitDir(dir, EmitTargets{}); err == nil || !strings.Contains(err.Error(), "needs the server") {
+	if _, _, err := FromChangeSet(set, Services{}); err == nil || !strings.Contains(err.Error(), "need the server") {
 		t.Errorf("mysql without a DB: %v", err)
 	}
+}
+
+// TestDropInsAccumulate: a second transaction edits the drop-in the first
+// wrote, setting by setting, so the first's settings stay in the file a
+// restart reads; the rollback of the second gives back the first's file.
+func TestDropInsAccumulate(t *testing.T) {
+	proc := t.TempDir()
+	for k, v := range map[string]string{"vm/swappiness": "60", "net/core/somaxconn": "128"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(proc, k)), 0o755)
+		os.WriteFile(filepath.Join(proc, k), []byte(v+"\n"), 0o644)
+	}
+	conf := filepath.Join(t.TempDir(), "99-stacktune.conf")
+	opt := Options{StateDir: t.TempDir(), HostWide: true}
+	ctx := context.Background()
+	apply := func(cs ...changeset.Change) {
+		t.Helper()
+		s, err := NewSysctl(conf, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.ProcRoot = proc
+		if _, err := Run(ctx, []Target{s}, opt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(changeset.Change{Kind: changeset.Sysctl, Name: "vm.swappiness", From: "60", To: "10", Finding: "linux-swappiness", Title: "swap"})
+	first, _ := os.ReadFile(conf)
+	apply(changeset.Change{Kind: changeset.Sysctl, Name: "net.core.somaxconn", From: "128", To: "4096", Finding: "linux-somaxconn", Title: "queue"},
+		changeset.Change{Kind: changeset.Sysctl, Name: "vm.swappiness", From: "10", To: "1", Finding: "linux-swappiness", Title: "swap"})
+	b, _ := os.ReadFile(conf)
+	vals := changeset.Values(must(changeset.SysctlD.Parse(b)))
+	if vals["vm.swappiness"] != "1" || vals["net.core.somaxconn"] != "4096" || strings.Count(string(b), "vm.swappiness") != 1 {
+		t.Errorf("drop-in after two transactions:\n%s", b)
+	}
+	ts, err := RollbackTargets(opt.StateDir, Services{ProcRoot: proc, HostWide: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Rollback(ctx, ts, opt); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(conf); string(b) != string(first) {
+		t.Errorf("after rolling back the second:\n%s\nwant\n%s", b, first)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proc, "vm/swappiness")); strings.TrimSpace(string(b)) != "10" {
+		t.Errorf("swappiness %q", b)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // TestRollbackTargets rebuilds a sysctl target from its journal, only
@@ -119,7 +166,7 @@ func TestRollbackTargets(t *testing.T) {
 	os.MkdirAll(filepath.Dir(knob), 0o755)
 	os.WriteFile(knob, []byte("60\n"), 0o644)
 	conf := filepath.Join(t.TempDir(), "99-stacktune.conf")
-	s, err := NewSysctl(conf, []byte("vm.swappiness = 10\n"))
+	s, err := NewSysctl(conf, []changeset.Change{{Kind: changeset.Sysctl, Name: "vm.swappiness", From: "60", To: "10"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,10 +180,10 @@ func TestRollbackTargets(t *testing.T) {
 	if err != nil || a == nil || strings.Join(a.Targets, ",") != "sysctl" || a.Files[0] != conf {
 		t.Fatalf("LastApplied: %+v %v", a, err)
 	}
-	if ts, err := RollbackTargets(opt.StateDir, EmitTargets{ProcRoot: proc}); err != nil || len(ts) != 0 {
+	if ts, err := RollbackTargets(opt.StateDir, Services{ProcRoot: proc}); err != nil || len(ts) != 0 {
 		t.Errorf("without HostWide: %v %v", ts, err)
 	}
-	ts, err := RollbackTargets(opt.StateDir, EmitTargets{ProcRoot: proc, HostWide: true})
+	ts, err := RollbackTargets(opt.StateDir, Services{ProcRoot: proc, HostWide: true})
 	if err != nil || len(ts) != 1 {
 		t.Fatalf("%v %v", ts, err)
 	}
@@ -151,9 +198,9 @@ func TestRollbackTargets(t *testing.T) {
 	}
 }
 
-func TestIndexFromKey(t *testing.T) {
+func TestSplitIndexKey(t *testing.T) {
 	for k, ok := range map[string]bool{"s.t.i": true, ".t.i": true, "t.i": false, "s.t.": false, "a.b.c.d": false} {
-		if _, got := indexFromKey(k); got != ok {
+		if _, _, _, got := splitIndexKey(k); got != ok {
 			t.Errorf("%q: %v", k, got)
 		}
 	}
