@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/stacktune/stacktune/advise"
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/indexadv"
@@ -207,9 +209,9 @@ func (d *diagnosis) notApplied() []StepFinding {
 			sf.Reason = "observability: worth having on a real server, but it costs the server some speed, so a loop that measures speed leaves it out (the diagnosis turns the slow log on for its own run)"
 		case len(f.Changes()) == 0:
 			sf.Reason = "information only: no setting to change"
-		case hasKind(f, advise.KindSysctl, advise.KindSystemd):
+		case hasKind(f, changeset.Sysctl, changeset.Systemd):
 			sf.Reason = "host-wide (kernel settings, service units): the demo never changes this machine's settings; `stacktune apply --host-wide` does on a real host"
-		case hasKind(f, advise.KindCode):
+		case hasKind(f, changeset.App):
 			sf.Reason = "a change to the application the reference app has no switch for"
 		default:
 			sf.Reason = "no step of the demo applies this kind of change"
@@ -219,12 +221,10 @@ func (d *diagnosis) notApplied() []StepFinding {
 	return out
 }
 
-func hasKind(f *advise.Finding, kinds ...string) bool {
+func hasKind(f *advise.Finding, kinds ...changeset.Kind) bool {
 	for _, ch := range f.Changes() {
-		for _, k := range kinds {
-			if ch.Kind == k {
-				return true
-			}
+		if slices.Contains(kinds, ch.Kind) {
+			return true
 		}
 	}
 	return false
@@ -245,9 +245,9 @@ func stepFinding(f *advise.Finding) StepFinding {
 	}
 	var chs []string
 	for _, ch := range f.Changes() {
-		c := ch.Name + " = " + ch.Value
-		if ch.Current != "" {
-			c = ch.Name + ": " + ch.Current + " → " + ch.Value
+		c := ch.Name + " = " + ch.To
+		if ch.From != "" {
+			c = ch.Name + ": " + ch.From + " → " + ch.To
 		}
 		chs = append(chs, c)
 	}

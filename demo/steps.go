@@ -9,7 +9,7 @@ import (
 
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/apply"
-	"github.com/stacktune/stacktune/nginxconf"
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/refapp"
 )
 
@@ -56,12 +56,16 @@ var appFixes = []struct {
 	set:         func(c *refapp.Config) { c.FriendSet = true },
 }}
 
-// emitted renders findings with advise.Emit and returns the file at rel.
-func emitted(l *loop, d *diagnosis, label string, fs []*advise.Finding, rel string) ([]byte, error) {
-	r := &advise.Result{Host: d.audit.Host, Taken: d.audit.Taken}
+// changesOf are the changes of findings of the given kinds, each
+// carrying its finding. They are also written, as the change set's
+// directory, under the loop's emit/LABEL-*, for the record: apply gets
+// them in memory.
+func changesOf(l *loop, d *diagnosis, label string, fs []*advise.Finding, kinds ...changeset.Kind) ([]changeset.Change, error) {
+	r := &advise.Result{Host: d.audit.Host, Taken: d.audit.Taken, Server: d.audit.Server}
 	for _, f := range fs {
 		r.Findings = append(r.Findings, *f)
 	}
+	set := r.ChangeSet()
 	// A directory per call: a second audit's files never mix with the
 	// first's.
 	root := filepath.Join(l.dir, "emit")
@@ -72,10 +76,10 @@ func emitted(l *loop, d *diagnosis, label string, fs []*advise.Finding, rel stri
 	if err != nil {
 		return nil, err
 	}
-	if _, err := advise.Emit(dir, r); err != nil {
+	if _, err := changeset.Write(dir, set); err != nil {
 		return nil, err
 	}
-	return os.ReadFile(filepath.Join(dir, rel))
+	return set.Of(kinds...), nil
 }
 
 func findings(fs []*advise.Finding) []StepFinding {
@@ -90,18 +94,18 @@ func findings(fs []*advise.Finding) []StepFinding {
 // server's conf.d (SET GLOBAL where dynamic, a restart where not).
 func planMyCnf(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 	fs := d.take(func(f *advise.Finding) bool {
-		return hasKind(f, advise.KindMySQLVariable, advise.KindMySQLOption) && !hasKind(f, advise.KindSysctl, advise.KindSystemd) && !observability[f.ID]
+		return hasKind(f, changeset.MySQLVariable, changeset.MySQLOption) && !hasKind(f, changeset.Sysctl, changeset.Systemd) && !observability[f.ID]
 	})
 	p := &plan{findings: findings(fs)}
 	if len(fs) == 0 {
 		return p, nil
 	}
-	data, err := emitted(l, d, "my.cnf", fs, advise.EmitMySQL)
+	cs, err := changesOf(l, d, "my.cnf", fs, changeset.MySQLVariable, changeset.MySQLOption)
 	if err != nil {
 		return nil, err
 	}
 	srv := l.st.db
-	m, err := apply.NewMySQL(srv.DB(), filepath.Join(srv.ConfDir(), "99-stacktune.cnf"), data)
+	m, err := apply.NewMySQL(srv.DB(), filepath.Join(srv.ConfDir(), "99-stacktune.cnf"), cs)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +139,8 @@ func planSockets(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 			sock := filepath.Join(filepath.Dir(st.appConfig), "app.sock")
 			cfg.Listen = "unix:" + sock
 			var err error
-			nginx, err = apply.NewNginxEdits(st.nginx.ConfigPath(), []nginxconf.Edit{{Context: "nginx upstream app {}", Name: "server", Args: "unix:" + sock}})
+			nginx, err = apply.NewNginx(st.nginx.ConfigPath(), []changeset.Change{{Kind: changeset.Nginx, Target: "nginx upstream app {}", Name: "server",
+				To: "unix:" + sock, Activation: changeset.Reload, Finding: f.ID, Title: f.Title}})
 			if err != nil {
 				return nil, err
 			}
@@ -160,16 +165,16 @@ func planSockets(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 // planNginx: every nginx directive the audit proposes, put in its
 // context in nginx.conf, validated with nginx -t and reloaded.
 func planNginx(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
-	fs := d.take(func(f *advise.Finding) bool { return hasKind(f, advise.KindNginx) })
+	fs := d.take(func(f *advise.Finding) bool { return hasKind(f, changeset.Nginx) })
 	p := &plan{findings: findings(fs)}
 	if len(fs) == 0 {
 		return p, nil
 	}
-	data, err := emitted(l, d, "nginx", fs, advise.EmitNginx)
+	cs, err := changesOf(l, d, "nginx", fs, changeset.Nginx)
 	if err != nil {
 		return nil, err
 	}
-	n, err := apply.NewNginx(l.st.nginx.ConfigPath(), data)
+	n, err := apply.NewNginx(l.st.nginx.ConfigPath(), cs)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +186,7 @@ func planNginx(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 // planIndexes: the indexes `stacktune indexes` proved on a copy.
 func planIndexes(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 	p := &plan{}
-	if d.indexes == nil || len(d.indexes.DDL) == 0 {
+	if d.indexes == nil || d.indexes.Changes == nil || len(d.indexes.Changes.Changes) == 0 {
 		p.why = "no index was proven to help"
 		return p, nil
 	}
@@ -195,15 +200,11 @@ func planIndexes(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 		sf.Evidence = append(sf.Evidence, pr.Reasons...)
 		p.findings = append(p.findings, sf)
 	}
-	var ixs []apply.Index
-	for _, t := range d.indexes.DDL {
-		got, err := apply.ParseIndexDDL(t.DDL, appDB)
-		if err != nil {
-			return nil, err
-		}
-		ixs = append(ixs, got...)
+	ix, err := apply.NewIndexes(l.st.appDB, appDB, d.indexes.Changes.Changes)
+	if err != nil {
+		return nil, err
 	}
-	p.targets = []apply.Target{&apply.DDL{DB: l.st.appDB, Indexes: ixs}}
+	p.targets = []apply.Target{ix}
 	return p, nil
 }
 

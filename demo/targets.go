@@ -31,8 +31,7 @@ func appState(c refapp.Config) apply.State {
 		"cache_batch": strconv.FormatBool(c.CacheBatch), "friend_set": strconv.FormatBool(c.FriendSet)}
 }
 
-func (a *appTarget) Name() string   { return "app" }
-func (a *appTarget) HostWide() bool { return false }
+func (a *appTarget) Name() string { return "app" }
 func (a *appTarget) Files() []apply.File {
 	return []apply.File{{Path: a.s.appConfig, Data: a.cfg.JSON(), Perm: 0o600}}
 }
@@ -78,16 +77,13 @@ func mcState(m *sandbox.Memcached) apply.State {
 	return apply.State{"network": m.Network()}
 }
 
-func (m *memcachedTarget) Name() string        { return "memcached" }
-func (m *memcachedTarget) HostWide() bool      { return false }
-func (m *memcachedTarget) Files() []apply.File { return nil }
+func (m *memcachedTarget) Name() string { return "memcached" }
 func (m *memcachedTarget) Wanted() apply.State {
 	return apply.State{"network": map[bool]string{true: "unix", false: "tcp"}[m.opt.Socket]}
 }
 func (m *memcachedTarget) Snapshot(context.Context) (apply.State, error) {
 	return mcState(m.s.mc), nil
 }
-func (m *memcachedTarget) Validate(context.Context) error { return nil }
 func (m *memcachedTarget) Activate(ctx context.Context, want apply.State) error {
 	opt := m.s.mcOpt
 	opt.Socket = want["network"] == "unix"

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/stacktune/stacktune/apply"
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/dbconn"
+	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
 )
 
@@ -39,13 +42,15 @@ type applyOptions struct {
 	systemdDir string
 	procRoot   string
 
-	ddl      string
-	hostWide bool
-	state    string
-	dryRun   bool
-	label    string
-	format   string
-	list     bool
+	ddl        string
+	skip       []string
+	forceDrift bool
+	hostWide   bool
+	state      string
+	dryRun     bool
+	label      string
+	format     string
+	list       bool
 }
 
 // addTargetFlags registers the flags that say how each service is reached
@@ -107,7 +112,9 @@ changes nothing. --list shows the transactions of --state.`,
 	f.StringVar(&o.mysqlConf, "mysql-conf", "", "where the my.cnf drop-in goes (default /etc/mysql/mariadb.conf.d/99-stacktune.cnf for MariaDB, /etc/mysql/mysql.conf.d/99-stacktune.cnf for MySQL)")
 	f.StringVar(&o.mysqlCheck, "mysql-check", "", `command line checking the server's option files; it fails on a non-zero exit or an "[ERROR]"/"error:" line ("none": no check; default "mariadbd --help --verbose" or "mysqld --help --verbose")`)
 	f.StringVar(&o.ddl, "ddl", "", "also add the indexes of this file of ALTER TABLE ... ADD INDEX (stacktune indexes' output; - for standard input)")
-	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be written and changed, change nothing")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be written and each setting's plan (running value, wanted value, how), change nothing")
+	f.StringSliceVar(&o.skip, "skip", nil, "leave out the changes of these findings (ids as audit prints them)")
+	f.BoolVar(&o.forceDrift, "force-drift", false, "apply settings whose running value moved since the audit (without it apply refuses them, changing nothing)")
 	f.StringVar(&o.label, "label", "", "what the transaction is for (kept in its journal)")
 	f.BoolVar(&o.list, "list", false, "list the transactions in --state, newest first, and exit")
 	return cmd
@@ -283,65 +290,128 @@ func probeURL(url string) func(context.Context) error {
 	}
 }
 
-// openDB connects to --dsn; isMariaDB says which server answered.
-func openDB(ctx context.Context, dsn string) (*sql.DB, bool, error) {
+// openDB connects to --dsn and says which server answered.
+func openDB(ctx context.Context, dsn string) (*sql.DB, mysqlvar.Server, error) {
 	db, err := dbconn.Open(ctx, dsn, 0)
 	if err != nil {
-		return nil, false, err
+		return nil, mysqlvar.Server{}, err
 	}
-	var v string
-	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+	srv, err := mysqlvar.Detect(ctx, db)
+	if err != nil {
 		db.Close()
-		return nil, false, dbconn.Explain(err, dsn)
+		return nil, srv, dbconn.Explain(err, dsn)
 	}
-	return db, strings.Contains(strings.ToLower(v), "mariadb"), nil
+	return db, srv, nil
 }
 
-// targetsConfig turns the flags into apply.EmitTargets.
-func (o *applyOptions) targetsConfig(db *sql.DB, mariadb, nginx bool) (apply.EmitTargets, error) {
-	et := apply.EmitTargets{
-		DB: db, Nginx: nginx, NginxConf: o.nginxConf,
+// services turns the flags into apply.Services; db is nil without
+// --dsn, nginx says whether nginx is reached.
+func (o *applyOptions) services(ctx context.Context, db *sql.DB, srv mysqlvar.Server, nginx bool) (apply.Services, error) {
+	sv := apply.Services{
+		Nginx: nginx, NginxConf: o.nginxConf,
 		SysctlConf: o.sysctlConf, SystemdDir: o.systemdDir, ProcRoot: o.procRoot,
 		HostWide: o.hostWide,
 	}
 	var err error
 	if db != nil {
+		sv.DB = db
+		_ = db.QueryRowContext(ctx, "SELECT COALESCE(DATABASE(), '')").Scan(&sv.Schema)
 		server, conf, bins := "mysql", "/etc/mysql/mysql.conf.d/99-stacktune.cnf", []string{"mysqld"}
-		if mariadb {
+		if srv.IsMariaDB() {
 			server, conf, bins = "mariadb", "/etc/mysql/mariadb.conf.d/99-stacktune.cnf", []string{"mariadbd", "mysqld"}
 		}
-		et.MySQLConf = o.mysqlConf
-		if et.MySQLConf == "" {
-			et.MySQLConf = conf
+		sv.MySQLConf = o.mysqlConf
+		if sv.MySQLConf == "" {
+			sv.MySQLConf = conf
 		}
-		if et.MySQLRestart, err = command("mysql-restart", o.mysqlRestart, []string{"systemctl", "restart", server}, false); err != nil {
-			return et, err
+		sv.MySQLRestartHint = "systemctl restart " + server
+		if o.mysqlRestart != "" && o.mysqlRestart != "none" {
+			sv.MySQLRestartHint = o.mysqlRestart
+		}
+		if sv.MySQLRestart, err = command("mysql-restart", o.mysqlRestart, []string{"systemctl", "restart", server}, false); err != nil {
+			return sv, err
 		}
 		var check []string
 		if o.mysqlCheck == "" {
 			bin := findBinary(bins...)
 			if bin == "" {
-				return et, fmt.Errorf("no %s found in PATH or /usr/sbin to check the option files: give --mysql-check (or --mysql-check none)", bins[0])
+				// Only a my.cnf drop-in needs the check: fail there.
+				missing := fmt.Errorf("no %s found in PATH or /usr/sbin to check the option files: give --mysql-check (or --mysql-check none)", bins[0])
+				sv.MySQLCheck = func(context.Context) error { return missing }
+			} else {
+				check = []string{bin, "--help", "--verbose"}
 			}
-			check = []string{bin, "--help", "--verbose"}
 		}
-		if et.MySQLCheck, err = command("mysql-check", o.mysqlCheck, check, true); err != nil {
-			return et, err
+		if check != nil || o.mysqlCheck != "" {
+			if sv.MySQLCheck, err = command("mysql-check", o.mysqlCheck, check, true); err != nil {
+				return sv, err
+			}
 		}
 	}
-	if et.NginxTest, err = command("nginx-test", o.nginxTest, []string{o.nginxBin, "-t", "-c", o.nginxConf}, false); err != nil {
-		return et, err
+	if sv.NginxTest, err = command("nginx-test", o.nginxTest, []string{o.nginxBin, "-t", "-c", o.nginxConf}, false); err != nil {
+		return sv, err
 	}
-	if et.NginxReload, err = command("nginx-reload", o.nginxReload, []string{o.nginxBin, "-s", "reload", "-c", o.nginxConf}, false); err != nil {
-		return et, err
+	if sv.NginxReload, err = command("nginx-reload", o.nginxReload, []string{o.nginxBin, "-s", "reload", "-c", o.nginxConf}, false); err != nil {
+		return sv, err
 	}
 	if o.nginxProbe != "" {
-		et.NginxProbe = probeURL(o.nginxProbe)
+		sv.NginxProbe = probeURL(o.nginxProbe)
 	}
-	return et, nil
+	return sv, nil
 }
 
-func runApply(ctx context.Context, o applyOptions, dir string, stdin io.Reader, stdout, stderr io.Writer) error {
+// readChangeSet reads the change set of path (a directory audit --emit
+// wrote, or a changes.json), without the findings of --skip.
+func (o *applyOptions) readChangeSet(path string, stderr io.Writer) (*changeset.Set, error) {
+	set := &changeset.Set{Format: changeset.FormatVersion, Source: "stacktune apply"}
+	if path != "" {
+		s, notes, err := changeset.Read(path)
+		for _, n := range notes {
+			fmt.Fprintln(stderr, "stacktune:", n)
+		}
+		if err != nil {
+			return nil, err
+		}
+		set = s
+	}
+	for _, id := range o.skip {
+		if !slices.ContainsFunc(set.Changes, func(c changeset.Change) bool { return c.Finding == id }) {
+			return nil, fmt.Errorf("--skip %s: no change of %s comes from that finding", id, path)
+		}
+	}
+	return set.Without(o.skip...), nil
+}
+
+// readDDL reads --ddl (- for standard input) into index changes.
+func (o *applyOptions) readDDL(stdin io.Reader, schema string) ([]changeset.Change, error) {
+	var text []byte
+	var err error
+	if o.ddl == "-" {
+		text, err = io.ReadAll(io.LimitReader(stdin, maxDDL+1))
+	} else {
+		var f *os.File
+		if f, err = os.Open(o.ddl); err == nil {
+			text, err = io.ReadAll(io.LimitReader(f, maxDDL+1))
+			f.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--ddl: %w", err)
+	}
+	if len(text) > maxDDL {
+		return nil, fmt.Errorf("--ddl %s: larger than %d bytes: not the output of stacktune indexes", o.ddl, maxDDL)
+	}
+	cs, err := apply.ReadIndexChanges(text, schema)
+	if err != nil {
+		return nil, fmt.Errorf("--ddl %s: %w", o.ddl, err)
+	}
+	return cs, nil
+}
+
+// maxDDL bounds what --ddl reads.
+const maxDDL = 16 << 20
+
+func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := report.CheckFormat(o.format, report.Text, report.JSON); err != nil {
 		return err
 	}
@@ -352,70 +422,56 @@ func runApply(ctx context.Context, o applyOptions, dir string, stdin io.Reader, 
 	if o.list {
 		return listTransactions(state, o.format, stdout)
 	}
-	if dir == "" && o.ddl == "" {
-		return errors.New("nothing to apply: give the directory of stacktune audit --emit, or --ddl FILE")
+	if path == "" && o.ddl == "" {
+		return errors.New("nothing to apply: give the directory of stacktune audit --emit (or its changes.json), or --ddl FILE")
 	}
-	needDB := o.ddl != "" || (dir != "" && apply.EmitHasMySQL(dir))
+	set, err := o.readChangeSet(path, stderr)
+	if err != nil {
+		return err
+	}
 	var db *sql.DB
-	mariadb := false
-	if needDB {
+	var srv mysqlvar.Server
+	if apply.NeedsDB(set) || o.ddl != "" {
 		if o.dsn == "" {
 			if o.ddl != "" {
 				return errors.New("--ddl needs --dsn: the indexes are added on that server")
 			}
-			return fmt.Errorf("%s holds a my.cnf drop-in: give --dsn, the server it is applied to and read back from", dir)
+			return fmt.Errorf("%s holds MySQL settings: give --dsn, the server they are applied to and read back from", path)
 		}
-		if db, mariadb, err = openDB(ctx, o.dsn); err != nil {
+		if db, srv, err = openDB(ctx, o.dsn); err != nil {
 			return err
 		}
 		defer db.Close()
 	}
-	et, err := o.targetsConfig(db, mariadb, true)
+	sv, err := o.services(ctx, db, srv, true)
 	if err != nil {
 		return err
 	}
-
-	var targets []apply.Target
-	if dir != "" {
-		ts, notes, err := apply.FromEmitDir(dir, et)
-		for _, n := range notes {
-			fmt.Fprintln(stderr, "stacktune:", n)
-		}
+	if o.ddl != "" {
+		ixs, err := o.readDDL(stdin, sv.Schema)
 		if err != nil {
 			return err
 		}
-		targets = ts
-	}
-	if o.ddl != "" {
-		var text []byte
-		if o.ddl == "-" {
-			text, err = io.ReadAll(stdin)
-		} else {
-			text, err = os.ReadFile(o.ddl)
-		}
-		if err != nil {
-			return fmt.Errorf("--ddl: %w", err)
-		}
-		var schema string
-		_ = db.QueryRowContext(ctx, "SELECT COALESCE(DATABASE(), '')").Scan(&schema)
-		ixs, err := apply.ParseIndexDDL(string(text), schema)
-		if err != nil {
-			return fmt.Errorf("--ddl %s: %w", o.ddl, err)
-		}
 		if len(ixs) == 0 {
 			fmt.Fprintf(stderr, "stacktune: --ddl %s holds no index\n", o.ddl)
-		} else {
-			targets = append(targets, &apply.DDL{DB: db, Indexes: ixs})
 		}
+		set.Changes = append(set.Changes, ixs...)
+	}
+	targets, notes, err := apply.FromChangeSet(set, sv)
+	for _, n := range notes {
+		fmt.Fprintln(stderr, "stacktune:", n)
+	}
+	if err != nil {
+		return err
 	}
 	if len(targets) == 0 {
 		return errors.New("nothing to apply")
 	}
-	if o.dryRun {
-		return dryRun(ctx, targets, o, stdout)
-	}
-	opt := apply.Options{StateDir: state, HostWide: o.hostWide, Label: o.label,
+	opt := apply.Options{StateDir: state, HostWide: o.hostWide, Label: o.label, ForceDrift: o.forceDrift,
 		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }}
+	if o.dryRun {
+		return dryRun(ctx, targets, opt, o.format, stdout)
+	}
 	res, err := apply.Run(ctx, targets, opt)
 	if res != nil {
 		if werr := writeApplyResult(stdout, res, o.format, false); werr != nil && err == nil {
@@ -434,19 +490,19 @@ func runRollback(ctx context.Context, o applyOptions, nginx bool, stdout, stderr
 		return err
 	}
 	var db *sql.DB
-	mariadb := false
+	var srv mysqlvar.Server
 	if o.dsn != "" {
-		if db, mariadb, err = openDB(ctx, o.dsn); err != nil {
+		if db, srv, err = openDB(ctx, o.dsn); err != nil {
 			return err
 		}
 		defer db.Close()
 	}
 	o.mysqlCheck = "none" // a rollback puts back files that passed before
-	et, err := o.targetsConfig(db, mariadb, nginx)
+	sv, err := o.services(ctx, db, srv, nginx)
 	if err != nil {
 		return err
 	}
-	targets, err := apply.RollbackTargets(state, et)
+	targets, err := apply.RollbackTargets(state, sv)
 	if err != nil {
 		return err
 	}
@@ -510,16 +566,13 @@ func writeApplyResult(w io.Writer, res *apply.Result, format string, rollback bo
 		for _, f := range t.Files {
 			fmt.Fprintf(&b, "  %s %s\n", verb, f)
 		}
-		keys := make([]string, 0, len(t.After))
-		for k := range t.After {
-			keys = append(keys, k)
-		}
-		for k := range t.Before {
+		keys := slices.Sorted(maps.Keys(t.After))
+		for _, k := range t.Before.Keys() {
 			if _, ok := t.After[k]; !ok {
 				keys = append(keys, k)
 			}
 		}
-		sort.Strings(keys)
+		slices.Sort(keys)
 		for _, k := range keys {
 			before, after := t.Before[k], t.After[k]
 			if before == after {
@@ -532,6 +585,12 @@ func writeApplyResult(w io.Writer, res *apply.Result, format string, rollback bo
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(&b, "skipped (host-wide; apply them with --host-wide): %s\n", strings.Join(res.Skipped, ", "))
 	}
+	if len(res.Leftovers) > 0 {
+		b.WriteString("NOT put back (fix by hand, then run stacktune rollback again):\n")
+		for _, l := range res.Leftovers {
+			fmt.Fprintf(&b, "  - %s\n", l)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -543,75 +602,57 @@ func orDash(s string) string {
 	return s
 }
 
-// dryRun prints the file diffs and the settings that would change.
-func dryRun(ctx context.Context, targets []apply.Target, o applyOptions, w io.Writer) error {
-	previews, err := apply.DryRun(targets, o.hostWide)
+// dryRun prints the file diffs and each setting's planned step.
+func dryRun(ctx context.Context, targets []apply.Target, opt apply.Options, format string, w io.Writer) error {
+	plan, err := apply.DryRun(ctx, targets, opt)
 	if err != nil {
 		return err
 	}
-	type plannedTarget struct {
-		Name    string          `json:"name"`
-		Skipped bool            `json:"skipped,omitempty"`
-		Files   []apply.Preview `json:"files"`
-		Before  apply.State     `json:"before,omitempty"`
-		Wanted  apply.State     `json:"wanted"`
-		Unread  string          `json:"unread,omitempty"` // why the running values could not be read
-	}
-	var plan []plannedTarget
-	for _, t := range targets {
-		p := plannedTarget{Name: t.Name(), Skipped: t.HostWide() && !o.hostWide, Wanted: t.Wanted(), Files: []apply.Preview{}}
-		for _, pv := range previews {
-			if pv.Target == t.Name() {
-				p.Files = append(p.Files, pv)
-			}
-		}
-		if !p.Skipped {
-			before, err := t.Snapshot(ctx)
-			if err != nil {
-				p.Unread = err.Error() // a dry run still shows the files
-			}
-			p.Before = before
-		}
-		plan = append(plan, p)
-	}
-	if o.format == report.JSON {
-		return report.WriteJSON(w, map[string]any{"dry_run": true, "targets": plan})
+	if format == report.JSON {
+		return report.WriteJSON(w, map[string]any{"dry_run": true, "plan": plan})
 	}
 	var b strings.Builder
 	b.WriteString("dry run: nothing is changed\n")
-	for _, p := range plan {
-		fmt.Fprintf(&b, "\n%s", p.Name)
-		if p.Skipped {
-			b.WriteString(" (host-wide: skipped without --host-wide)")
+	for _, f := range plan.Files {
+		switch {
+		case f.Skipped:
+			fmt.Fprintf(&b, "\n%s: %s (host-wide: skipped without --host-wide)\n", f.Target, f.Path)
+		case f.Diff == "":
+			fmt.Fprintf(&b, "\n%s: %s unchanged\n", f.Target, f.Path)
+		case !f.Exists:
+			fmt.Fprintf(&b, "\n%s: would create %s:\n%s", f.Target, f.Path, f.Diff)
+		default:
+			fmt.Fprintf(&b, "\n%s: would change %s:\n%s", f.Target, f.Path, f.Diff)
 		}
-		b.WriteString(":\n")
-		for _, f := range p.Files {
-			switch {
-			case f.Diff == "":
-				fmt.Fprintf(&b, "  %s: unchanged\n", f.Path)
-			case !f.Exists:
-				fmt.Fprintf(&b, "  would create %s:\n%s", f.Path, f.Diff)
-			default:
-				fmt.Fprintf(&b, "  would change %s:\n%s", f.Path, f.Diff)
-			}
+	}
+	for _, name := range slices.Sorted(maps.Keys(plan.Unread)) {
+		fmt.Fprintf(&b, "\n%s: the running values could not be read: %s\n", name, plan.Unread[name])
+	}
+	if len(plan.Steps) > 0 {
+		b.WriteString("\nplan (running value now → wanted, and how):\n")
+	}
+	for _, st := range plan.Steps {
+		fmt.Fprintf(&b, "  %s %s: %s → %s", st.Target, st.Key, orDash(st.Running), st.To)
+		if st.Expect != "" {
+			fmt.Fprintf(&b, " (the server will show %s)", st.Expect)
 		}
-		if p.Unread != "" {
-			fmt.Fprintf(&b, "  (the running values could not be read: %s)\n", p.Unread)
+		fmt.Fprintf(&b, "  [%s", st.How)
+		if st.Command != "" {
+			fmt.Fprintf(&b, ": %s", st.Command)
 		}
-		for _, k := range p.Wanted.Keys() {
-			if p.Before == nil {
-				fmt.Fprintf(&b, "  %s: → %s\n", k, p.Wanted[k])
-				continue
-			}
-			before, ok := p.Before[k]
-			switch {
-			case !ok:
-				fmt.Fprintf(&b, "  %s: → %s (a startup option: read at the next restart)\n", k, p.Wanted[k])
-			case apply.ValueEqual(p.Wanted[k], before):
-				fmt.Fprintf(&b, "  %s: %s (unchanged)\n", k, before)
-			default:
-				fmt.Fprintf(&b, "  %s: %s → %s\n", k, orDash(before), p.Wanted[k])
-			}
+		b.WriteString("]")
+		if st.Note != "" {
+			fmt.Fprintf(&b, "  %s", st.Note)
+		}
+		b.WriteString("\n")
+		if st.Problem != "" {
+			fmt.Fprintf(&b, "    PROBLEM: %s\n", st.Problem)
+		}
+	}
+	if len(plan.Problems) > 0 {
+		fmt.Fprintf(&b, "\napply would refuse, changing nothing (%d problem(s)):\n", len(plan.Problems))
+		for _, p := range plan.Problems {
+			fmt.Fprintf(&b, "  - %s\n", p)
 		}
 	}
 	_, err = io.WriteString(w, b.String())

@@ -9,24 +9,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/sandbox"
 )
 
-// emitDir writes files (path relative to the directory → content) as
-// stacktune audit --emit would and returns the directory.
-func emitDir(t *testing.T, files map[string]string) string {
+// changeDir writes a change set of changes as stacktune audit --emit
+// does and returns the directory.
+func changeDir(t *testing.T, changes ...changeset.Change) string {
 	t.Helper()
 	dir := t.TempDir()
-	for rel, data := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := changeset.Write(dir, &changeset.Set{Source: "test", Host: "test", Changes: changes}); err != nil {
+		t.Fatal(err)
 	}
 	return dir
+}
+
+// change is a change of kind on target, name to value, from a finding.
+func change(kind changeset.Kind, target, name, from, to string) changeset.Change {
+	return changeset.Change{Kind: kind, Target: target, Name: name, From: from, To: to, Finding: "F1", Title: "a test finding"}
+}
+
+func myVar(name, to string) changeset.Change {
+	return change(changeset.MySQLVariable, "mysqld", name, "", to)
 }
 
 func globalVar(t *testing.T, srv *sandbox.MariaDB, name string) string {
@@ -69,7 +73,7 @@ func TestApplyMySQLCLI(t *testing.T) {
 	}
 
 	t.Run("apply a dynamic variable, read back", func(t *testing.T) {
-		dir := emitDir(t, map[string]string{"mysql/99-stacktune.cnf": "[mysqld]\n# F1: too few connections\nmax_connections = 77\n"})
+		dir := changeDir(t, myVar("max_connections", "77"))
 		out, errOut, err := run(t, "", applyArgs("--label", "first", dir)...)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
@@ -87,19 +91,25 @@ func TestApplyMySQLCLI(t *testing.T) {
 		}
 	})
 	t.Run("a refused value changes nothing", func(t *testing.T) {
-		for name, cnf := range map[string]string{
-			"exit status": "[mysqld]\nmax_connections = lots\n",
+		for _, tc := range []struct {
+			name  string
+			ch    changeset.Change
+			extra []string
+			err   string
+		}{
+			// The plan reads the variable's type from the server.
+			{"not a number", myVar("max_connections", "lots"), nil, "refused, nothing was changed"},
+			// Startup options pass the plan (a restart is given) and fail
+			// the server's own check of the files, before the restart.
+			{"exit status", change(changeset.MySQLOption, "mysqld", "max_connections", "", "lots"), []string{"--mysql-restart", "false"}, "validating mysql"},
 			// mariadbd --help --verbose exits 0 here, with an [ERROR] line.
-			"[ERROR] line": "[mysqld]\ninnodb_buffer_pool_size = abc\n",
+			{"[ERROR] line", change(changeset.MySQLOption, "mysqld", "innodb_buffer_pool_size", "", "abc"), []string{"--mysql-restart", "false"}, "validating mysql"},
 		} {
-			t.Run(name, func(t *testing.T) {
+			t.Run(tc.name, func(t *testing.T) {
 				n := len(transactions(t, state))
-				out, _, err := run(t, "", applyArgs(emitDir(t, map[string]string{"mysql/99-stacktune.cnf": cnf}))...)
-				if err == nil || !strings.Contains(err.Error(), "validating mysql") || !strings.Contains(err.Error(), "rolled back") {
-					t.Fatalf("err = %v", err)
-				}
-				if !strings.Contains(out, "failed and was rolled back") {
-					t.Errorf("output:\n%s", out)
+				out, _, err := run(t, "", applyArgs(append(tc.extra, changeDir(t, tc.ch))...)...)
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
 				}
 				if got := globalVar(t, srv, "max_connections"); got != "77" {
 					t.Errorf("max_connections = %s", got)
@@ -108,8 +118,12 @@ func TestApplyMySQLCLI(t *testing.T) {
 					t.Errorf("the drop-in changed:\n%s", b)
 				}
 				h := transactions(t, state)
-				if len(h) != n+1 || h[0]["state"] != "rolled-back" {
-					t.Errorf("history: %v", h)
+				if tc.err == "validating mysql" {
+					if !strings.Contains(out, "failed and was rolled back") || len(h) != n+1 || h[0]["state"] != "rolled-back" {
+						t.Errorf("output:\n%s\nhistory: %v", out, h)
+					}
+				} else if len(h) != n {
+					t.Errorf("a refused plan left a transaction: %v", h)
 				}
 			})
 		}
@@ -117,7 +131,7 @@ func TestApplyMySQLCLI(t *testing.T) {
 	t.Run("dry run writes nothing", func(t *testing.T) {
 		n := len(transactions(t, state))
 		old, _ := os.ReadFile(conf)
-		out, _, err := run(t, "", applyArgs("--dry-run", emitDir(t, map[string]string{"mysql/99-stacktune.cnf": "[mysqld]\nmax_connections = 99\n"}))...)
+		out, _, err := run(t, "", applyArgs("--dry-run", changeDir(t, myVar("max_connections", "99")))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +166,7 @@ func TestApplyMySQLCLI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
 		}
-		if !strings.Contains(out, "app.relations.idx_one_created_at: absent → present") {
+		if !strings.Contains(out, "app.relations.idx_one_created_at: absent → (`one`, `created_at`)") {
 			t.Errorf("output:\n%s", out)
 		}
 		if index() == 0 {
@@ -188,12 +202,12 @@ func TestApplyMySQLCLI(t *testing.T) {
 	})
 	t.Run("rollback without --dsn restores the file and says what to restart", func(t *testing.T) {
 		state := t.TempDir()
-		args := append(append([]string{"apply"}, flags...), "--state", state, emitDir(t, map[string]string{"mysql/99-stacktune.cnf": "[mysqld]\nmax_connections = 66\n"}))
+		args := append(append([]string{"apply"}, flags...), "--state", state, changeDir(t, myVar("max_connections", "66")))
 		if _, errOut, err := run(t, "", args...); err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
 		}
 		_, errOut, err := run(t, "", "rollback", "--state", state)
-		if err == nil || !strings.Contains(err.Error(), "mysql must be reloaded or restarted by hand") {
+		if err == nil || !strings.Contains(err.Error(), "reload or restart mysql") {
 			t.Fatalf("err = %v", err)
 		}
 		if !strings.Contains(errOut, "mysql not reachable with these flags") {
@@ -240,7 +254,7 @@ func TestApplyNginxCLI(t *testing.T) {
 	}
 	old, _ := os.ReadFile(n.ConfigPath())
 
-	dir := emitDir(t, map[string]string{"nginx/stacktune.conf": "# --- in nginx upstream app {} ---\nkeepalive 32;\n\n# --- in nginx http {} ---\nserver_tokens off;\n"})
+	dir := changeDir(t, change(changeset.Nginx, "nginx upstream app {}", "keepalive", "", "32"), change(changeset.Nginx, "nginx http {}", "server_tokens", "", "off"))
 	out, errOut, err := run(t, "", append(append([]string{"apply"}, flags...), dir)...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
@@ -257,7 +271,7 @@ func TestApplyNginxCLI(t *testing.T) {
 	}
 	applied := b
 
-	bad := emitDir(t, map[string]string{"nginx/stacktune.conf": "# --- in nginx http {} ---\nkeepalive_timeout forever;\n"})
+	bad := changeDir(t, change(changeset.Nginx, "nginx http {}", "keepalive_timeout", "", "forever"))
 	if _, _, err := run(t, "", append(append([]string{"apply"}, flags...), bad)...); err == nil || !strings.Contains(err.Error(), "validating nginx") {
 		t.Fatalf("err = %v", err)
 	}
@@ -293,12 +307,11 @@ func TestApplyHostWideCLI(t *testing.T) {
 	state := t.TempDir()
 	flags := []string{"--state", state, "--proc-root", proc, "--sysctl-conf", sysctlConf, "--systemd-dir", etc}
 
-	dir := emitDir(t, map[string]string{
-		"sysctl/99-stacktune.conf":               "# F9: short accept queue\nnet.core.somaxconn = 4096\n",
-		"systemd/nginx.service.d/stacktune.conf": "[Service]\nLimitNOFILE=65536\n",
-		"memcached/options":                      "-c 4096\n",
-		"redis/stacktune.conf":                   "maxmemory-policy allkeys-lru\n",
-	})
+	dir := changeDir(t,
+		change(changeset.Sysctl, "/etc/sysctl.d", "net.core.somaxconn", "128", "4096"),
+		change(changeset.Systemd, "nginx.service", "LimitNOFILE", "1024", "65536"),
+		change(changeset.Memcached, "memcached", "-c", "1024", "4096"),
+		change(changeset.Redis, "redis", "maxmemory-policy", "noeviction", "allkeys-lru"))
 	t.Run("skipped without --host-wide", func(t *testing.T) {
 		out, errOut, err := run(t, "", append(append([]string{"apply"}, flags...), dir)...)
 		if err != nil {
@@ -307,7 +320,7 @@ func TestApplyHostWideCLI(t *testing.T) {
 		if !strings.Contains(out, "skipped (host-wide") || !strings.Contains(out, "sysctl") || !strings.Contains(out, "systemd nginx.service") {
 			t.Errorf("output:\n%s", out)
 		}
-		for _, w := range []string{"memcached/options: not applied", "redis/stacktune.conf: not applied", "CONFIG SET"} {
+		for _, w := range []string{"not applied: memcached-flag -c", "not applied: redis-config maxmemory-policy", "CONFIG SET"} {
 			if !strings.Contains(errOut, w) {
 				t.Errorf("stderr lacks %q:\n%s", w, errOut)
 			}
@@ -326,7 +339,7 @@ func TestApplyHostWideCLI(t *testing.T) {
 		}
 	})
 	t.Run("applied to a fake /proc/sys with --host-wide, rolled back", func(t *testing.T) {
-		only := emitDir(t, map[string]string{"sysctl/99-stacktune.conf": "net.core.somaxconn = 4096\n"})
+		only := changeDir(t, change(changeset.Sysctl, "/etc/sysctl.d", "net.core.somaxconn", "128", "4096"))
 		out, errOut, err := run(t, "", append(append([]string{"apply", "--host-wide"}, flags...), only)...)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
@@ -351,7 +364,7 @@ func TestApplyHostWideCLI(t *testing.T) {
 		}
 	})
 	t.Run("--format json prints the result", func(t *testing.T) {
-		only := emitDir(t, map[string]string{"sysctl/99-stacktune.conf": "net.core.somaxconn = 1024\n"})
+		only := changeDir(t, change(changeset.Sysctl, "/etc/sysctl.d", "net.core.somaxconn", "128", "1024"))
 		out, errOut, err := run(t, "", append(append([]string{"apply", "--host-wide", "--format", "json", "--label", "json"}, flags...), only)...)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
@@ -398,7 +411,7 @@ func TestApplyHostWideCLI(t *testing.T) {
 // printed.
 func TestApplyCLIErrors(t *testing.T) {
 	state := t.TempDir()
-	mysqlDir := emitDir(t, map[string]string{"mysql/99-stacktune.cnf": "[mysqld]\nmax_connections = 77\n"})
+	mysqlDir := changeDir(t, myVar("max_connections", "77"))
 	const dsn = "stacktune:s3cretPW@tcp(127.0.0.1:1)/app?timeout=1s"
 	for _, args := range [][]string{
 		{"apply", "--state", state, "--dsn", dsn, mysqlDir},
@@ -424,7 +437,7 @@ func TestApplyCLIErrors(t *testing.T) {
 		{[]string{"apply", "--state", state}, "nothing to apply"},
 		{[]string{"apply", "--state", state, mysqlDir}, "give --dsn"},
 		{[]string{"apply", "--state", state, "--ddl", "x.sql"}, "--ddl needs --dsn"},
-		{[]string{"apply", "--state", state, t.TempDir()}, "none of the files"},
+		{[]string{"apply", "--state", state, t.TempDir()}, "holds no changes.json"},
 		{[]string{"apply", "--state", state, "--format", "yaml", mysqlDir}, "yaml"},
 		{[]string{"rollback", "--state", state}, "no applied change"},
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
 )
 
@@ -65,7 +66,7 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr
 	}
 	opt := advise.Options{AllowDurabilityLoss: o.allowDurabilityLoss, DedicatedDB: o.dedicatedDB, Fixed: fixed}
 	if o.reserve != "" {
-		n, err := parseBytes(o.reserve)
+		n, err := mysqlvar.ParseSize(o.reserve)
 		if err != nil {
 			return fmt.Errorf("--memory-reserve: %w", err)
 		}
@@ -98,24 +99,4 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "stacktune: wrote %s\n", p)
 	}
 	return nil
-}
-
-// parseBytes reads sizes such as 512MiB, 2G, 1073741824.
-func parseBytes(v string) (int64, error) {
-	s := strings.TrimSpace(strings.ToUpper(v))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
-			break
-		}
-	}
-	var n int64
-	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n < 0 || fmt.Sprint(n) != s {
-		return 0, fmt.Errorf("%q is not a size (e.g. 512MiB, 2GiB)", v)
-	}
-	return n * mult, nil
 }

@@ -73,7 +73,7 @@ func TestDemoLoop(t *testing.T) {
 			t.Errorf("step %q did not apply: %+v", want, s)
 		}
 	}
-	if s := res.Steps[byLabel["indexes"]]; !strings.Contains(strings.Join(s.Applied, "\n"), "absent → present (read back)") {
+	if s := res.Steps[byLabel["indexes"]]; !strings.Contains(strings.Join(s.Applied, "\n"), "absent → (`") {
 		t.Errorf("indexes applied %v", s.Applied)
 	}
 

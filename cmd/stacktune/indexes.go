@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/indexadv"
@@ -28,6 +30,7 @@ type indexesOptions struct {
 	runs     int
 	format   string
 	apply    bool
+	state    string
 }
 
 func newIndexesCmd() *cobra.Command {
@@ -42,9 +45,13 @@ filesorts, temporary tables, ORs across columns, functions on columns, leading
 wildcards and N+1 patterns, and proposes indexes. Each proposal is proven on a
 throwaway MariaDB holding a copy of the schema and of the data (a sample above
 --row-limit rows): only indexes that cut the rows examined or the time are kept,
-with their size and write cost. Nothing is changed on the server without --apply.`,
+with their size and write cost. Nothing is changed on the server without --apply,
+which adds them as one transaction of stacktune apply (journal in --state,
+undone by stacktune rollback). --format sql writes the proven DDL with its
+evidence as comments: what "stacktune apply --ddl FILE" reads.`,
 		Example: `  stacktune indexes --dsn 'ro@tcp(db:3306)/app' --slowlog /var/log/mysql/slow.log
-  stacktune indexes --dsn 'root@unix(/run/mysqld/mysqld.sock)/app' --interval 60s --format markdown`,
+  stacktune indexes --dsn 'root@unix(/run/mysqld/mysqld.sock)/app' --interval 60s --format markdown
+  stacktune indexes --dsn "$DSN" --slowlog slow.log --format sql > ix.sql && stacktune apply --dsn "$DSN" --ddl ix.sql`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runIndexes(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -59,7 +66,8 @@ with their size and write cost. Nothing is changed on the server without --apply
 	f.Int64Var(&o.rowLimit, "row-limit", 200000, "copy tables whole up to this many rows, a sample above")
 	f.IntVar(&o.runs, "runs", 5, "timed runs of each query on the copy (the median is kept)")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.IndexesFormats, ", "))
-	f.BoolVar(&o.apply, "apply", false, "run the proven DDL on the server (otherwise it is only printed)")
+	f.BoolVar(&o.apply, "apply", false, "add the proven indexes on the server as a transaction of stacktune apply (otherwise they are only printed)")
+	f.StringVar(&o.state, "state", "", "with --apply: the journal directory, as stacktune apply's --state")
 	return cmd
 }
 
@@ -99,8 +107,11 @@ func runIndexes(ctx context.Context, o indexesOptions, stdin io.Reader, stdout, 
 	}
 	res, err := indexadv.Run(ctx, indexadv.Options{
 		Classes: rep.Classes, Source: db, Database: dbName,
-		RowLimit: o.rowLimit, Runs: o.runs, Apply: o.apply,
+		RowLimit: o.rowLimit, Runs: o.runs,
 	})
+	if err == nil && o.apply && len(res.Changes.Changes) > 0 {
+		err = applyIndexes(ctx, db, dbName, o.state, res, stderr)
+	}
 	if res != nil {
 		if werr := report.Indexes(stdout, res, o.format); werr != nil {
 			return fmt.Errorf("writing the report: %w", werr)
@@ -110,4 +121,29 @@ func runIndexes(ctx context.Context, o indexesOptions, stdin io.Reader, stdout, 
 		}
 	}
 	return err
+}
+
+// applyIndexes adds the proven indexes as one transaction of stacktune
+// apply, and records the statements in res.Applied.
+func applyIndexes(ctx context.Context, db *sql.DB, schema, state string, res *indexadv.Result, stderr io.Writer) error {
+	if state == "" {
+		var err error
+		if state, err = defaultStateDir(); err != nil {
+			return err
+		}
+	}
+	ix, err := apply.NewIndexes(db, schema, res.Changes.Changes)
+	if err != nil {
+		return err
+	}
+	ar, err := apply.Run(ctx, []apply.Target{ix}, apply.Options{StateDir: state, Label: "stacktune indexes --apply",
+		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }})
+	if err != nil {
+		return err
+	}
+	for _, d := range res.DDL {
+		res.Applied = append(res.Applied, d.DDL)
+	}
+	fmt.Fprintf(stderr, "stacktune: applied as transaction %s in %s (stacktune rollback --state %s undoes it)\n", ar.ID, state, state)
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,11 +94,58 @@ func TestIndexesCLIOnWorkload(t *testing.T) {
 		t.Errorf("the user's server was changed without --apply: %d index columns on relations (%v)", n, err)
 	}
 
+	// The documented pipeline: --format sql (and --format json) are what
+	// apply --ddl reads; each apply is a transaction rollback undoes.
+	newIndexes := func() int {
+		t.Helper()
+		var n int
+		if err := m.DB().QueryRow("SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'app' AND INDEX_NAME LIKE 'ix\\_%'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	sqlOut, _, err := run(t, "", "indexes", "--dsn", dsn, "--slowlog", m.SlowLogPath(), "--format", "sql", "--runs", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"-- Index changes from stacktune indexes.", "--   proven on a copy: rows examined", "ALTER TABLE `app`.`relations` ADD INDEX", "ADD INDEX `ix_one_created_at` (`one`, `created_at`)"} {
+		if !strings.Contains(sqlOut, want) {
+			t.Errorf("--format sql lacks %q:\n%s", want, sqlOut)
+		}
+	}
+	state := t.TempDir()
+	for _, f := range []struct{ name, data string }{{"ix.sql", sqlOut}, {"ix.json", out}} {
+		path := filepath.Join(t.TempDir(), f.name)
+		if err := os.WriteFile(path, []byte(f.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		applied, errOut, err := run(t, "", "apply", "--dsn", dsn, "--state", state, "--ddl", path)
+		if err != nil {
+			t.Fatalf("apply --ddl %s: %v\n%s", f.name, err, errOut)
+		}
+		if got := newIndexes(); got != len(res.Proposals) || !strings.Contains(applied, "app.relations.ix_one_created_at: absent → (`one`, `created_at`)") {
+			t.Errorf("apply --ddl %s: %d indexes added, want %d:\n%s", f.name, got, len(res.Proposals), applied)
+		}
+		if _, errOut, err := run(t, "", "rollback", "--dsn", dsn, "--state", state); err != nil {
+			t.Fatalf("rollback: %v\n%s", err, errOut)
+		}
+		if got := newIndexes(); got != 0 {
+			t.Errorf("after the rollback of %s: %d indexes left", f.name, got)
+		}
+	}
+	// The text report is no input for apply, and says which formats are.
+	textPath := filepath.Join(t.TempDir(), "ix.txt")
+	textOut, _, _ := run(t, "", "indexes", "--dsn", dsn, "--slowlog", m.SlowLogPath(), "--runs", "1")
+	_ = os.WriteFile(textPath, []byte(textOut), 0o644)
+	if _, _, err := run(t, "", "apply", "--dsn", dsn, "--state", state, "--ddl", textPath); err == nil || !strings.Contains(err.Error(), "--format sql or --format json") {
+		t.Errorf("apply --ddl of the text report: %v", err)
+	}
+
 	// Text and Markdown render the same advice; --apply then adds them.
 	if testing.Verbose() {
 		t.Logf("json:\n%s", out)
 	}
-	text, _, err := run(t, "", "indexes", "--dsn", dsn, "--slowlog", m.SlowLogPath(), "--runs", "1", "--apply")
+	text, _, err := run(t, "", "indexes", "--dsn", dsn, "--slowlog", m.SlowLogPath(), "--runs", "1", "--apply", "--state", state)
 	if err != nil {
 		t.Fatal(err)
 	}
