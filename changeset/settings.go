@@ -37,8 +37,13 @@ type Format struct {
 // The formats.
 var (
 	MyCnf = Format{Name: "my.cnf drop-in", Section: "mysqld", Sections: []string{"mysqld", "mariadb", "mariadbd", "server"},
-		Sep: " = ", NoIncludes: true, Fold: mysqlvar.Norm,
-		clean: func(k, v string) (string, string) { return mysqlvar.Norm(k), strings.Trim(strings.TrimSpace(v), `"'`) }}
+		Sep: " = ", NoIncludes: true, Fold: mysqlvar.Norm, clean: optionClean}
+	// ClientCnf is the client groups of a MySQL option file (my.cnf,
+	// ~/.my.cnf), as the mysql client reads them: [client], and MariaDB's
+	// [client-server] and [client-mariadb]; includes are allowed (the
+	// reader follows them).
+	ClientCnf = Format{Name: "MySQL option file", Section: "client", Sections: []string{"client", "client-server", "client-mariadb"},
+		Sep: " = ", Fold: mysqlvar.Norm, clean: optionClean}
 	SysctlD = Format{Name: "sysctl.d file", Sep: " = ", NeedValue: true,
 		clean: func(k, v string) (string, string) {
 			return strings.TrimPrefix(strings.TrimSpace(k), "-"), strings.Join(strings.Fields(v), " ")
@@ -46,6 +51,12 @@ var (
 	SystemdDropIn = Format{Name: "systemd drop-in", Section: "Service", Sep: "=", NeedValue: true,
 		clean: func(k, v string) (string, string) { return strings.TrimSpace(k), strings.TrimSpace(v) }}
 )
+
+// optionClean reads a MySQL option line's key and value: the key
+// normalised (dashes as underscores), the value without its quotes.
+func optionClean(k, v string) (string, string) {
+	return mysqlvar.Norm(k), strings.Trim(strings.TrimSpace(v), `"'`)
+}
 
 // Setting is one key = value line of a file.
 type Setting struct {

@@ -27,6 +27,7 @@ import (
 
 // applyOptions are the flags of `stacktune apply` and `stacktune rollback`.
 type applyOptions struct {
+	conn         dsnFlags
 	dsn          string
 	mysqlConf    string
 	mysqlCheck   string
@@ -56,7 +57,7 @@ type applyOptions struct {
 // addTargetFlags registers the flags that say how each service is reached
 // (shared by apply and rollback).
 func addTargetFlags(f *pflag.FlagSet, o *applyOptions) {
-	f.StringVar(&o.dsn, "dsn", "", "the MySQL/MariaDB server (go-sql-driver DSN): needed for a my.cnf drop-in and --ddl")
+	o.conn.add(f, "the MySQL/MariaDB server: needed for MySQL settings and --ddl")
 	f.StringVar(&o.mysqlRestart, "mysql-restart", "", `command restarting the server when a read-only variable changes ("none": such a change fails and rolls back; default "systemctl restart mariadb" or "systemctl restart mysql")`)
 	f.StringVar(&o.nginxConf, "nginx-conf", "/etc/nginx/nginx.conf", "nginx's main configuration file")
 	f.StringVar(&o.nginxBin, "nginx-bin", "nginx", "the nginx binary")
@@ -419,6 +420,9 @@ func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader,
 	if err != nil {
 		return err
 	}
+	if o.dsn, err = o.conn.resolve(stderr); err != nil {
+		return err
+	}
 	if o.list {
 		return listTransactions(state, o.format, stdout)
 	}
@@ -487,6 +491,9 @@ func runRollback(ctx context.Context, o applyOptions, nginx bool, stdout, stderr
 	}
 	state, err := o.stateDir()
 	if err != nil {
+		return err
+	}
+	if o.dsn, err = o.conn.resolve(stderr); err != nil {
 		return err
 	}
 	var db *sql.DB

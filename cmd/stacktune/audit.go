@@ -76,7 +76,7 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr
 	if len(args) == 1 {
 		s, err = collect.Load(args[0])
 	} else {
-		s, err = o.collect.snapshot(ctx)
+		s, err = o.collect.snapshot(ctx, stderr)
 	}
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ import (
 // collectOptions are the flags that choose what `stacktune collect` and
 // `stacktune audit` read.
 type collectOptions struct {
-	dsn          string
+	conn         dsnFlags
 	interval     time.Duration
 	nginxConf    string
 	memcached    string
@@ -32,7 +32,7 @@ type collectOptions struct {
 
 func (o *collectOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.dsn, "dsn", "", "MySQL/MariaDB to read (go-sql-driver DSN, e.g. 'monitor:pw@unix(/run/mysqld/mysqld.sock)/')")
+	o.conn.add(f, "MySQL/MariaDB to read")
 	f.DurationVar(&o.interval, "interval", 10*time.Second, "time between the two SHOW GLOBAL STATUS samples (rates, not totals since boot)")
 	f.StringVar(&o.nginxConf, "nginx-conf", "", "nginx config to read (includes are followed)")
 	f.StringVar(&o.memcached, "memcached", "", "memcached to read: host:port or a unix socket path")
@@ -54,12 +54,14 @@ func network(addr string) (string, string) {
 // collectors builds the collectors the flags ask for. A database that cannot
 // be opened is not fatal: it becomes a recorded collector error, so the rest
 // is still collected and audited.
-func (o *collectOptions) collectors(ctx context.Context) ([]collect.Collector, func(), []collect.CollectorError) {
+func (o *collectOptions) collectors(ctx context.Context, stderr io.Writer) ([]collect.Collector, func(), []collect.CollectorError) {
 	var cs []collect.Collector
 	var failed []collect.CollectorError
 	closeAll := func() {}
-	if o.dsn != "" {
-		db, err := dbconn.Open(ctx, o.dsn, 0)
+	if dsn, err := o.conn.resolve(stderr); err != nil {
+		failed = append(failed, collect.CollectorError{Collector: "mysql", Error: err.Error()})
+	} else if dsn != "" {
+		db, err := dbconn.Open(ctx, dsn, 0)
 		if err != nil {
 			failed = append(failed, collect.CollectorError{Collector: "mysql", Error: err.Error()})
 		} else {
@@ -89,8 +91,8 @@ func (o *collectOptions) collectors(ctx context.Context) ([]collect.Collector, f
 }
 
 // snapshot collects everything the flags ask for.
-func (o *collectOptions) snapshot(ctx context.Context) (*collect.Snapshot, error) {
-	cs, closeAll, failed := o.collectors(ctx)
+func (o *collectOptions) snapshot(ctx context.Context, stderr io.Writer) (*collect.Snapshot, error) {
+	cs, closeAll, failed := o.collectors(ctx, stderr)
 	defer closeAll()
 	if len(cs) == 0 && len(failed) == 0 {
 		return nil, errors.New("nothing to collect: give --dsn, --nginx-conf, --memcached or --redis (or drop --no-linux)")
@@ -117,7 +119,7 @@ on another machine with "stacktune audit snap.json".`,
   stacktune collect --memcached /run/memcached/memcached.sock --redis 127.0.0.1:6379 -o cache.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := o.snapshot(cmd.Context())
+			s, err := o.snapshot(cmd.Context(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

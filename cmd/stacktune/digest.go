@@ -21,6 +21,7 @@ import (
 type digestOptions struct {
 	files    []string
 	dsn      string
+	conn     dsnFlags
 	interval time.Duration
 	limit    int
 	sort     string
@@ -47,7 +48,7 @@ query IDs are pt-query-digest's, so classes can be compared across tools.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dsn, "dsn", "", "read performance_schema of this server (go-sql-driver DSN) instead of slow logs")
+	o.conn.add(f, "read performance_schema of this server instead of slow logs")
 	f.DurationVar(&o.interval, "interval", 10*time.Second, "with --dsn: time between the two performance_schema samples")
 	f.IntVar(&o.limit, "limit", 20, "show the top N classes (0 = all)")
 	f.StringVar(&o.sort, "sort", digest.SortTotal, "order classes by: "+strings.Join(digest.SortKeys, ", "))
@@ -72,9 +73,12 @@ func runDigest(ctx context.Context, o digestOptions, stdin io.Reader, stdout, st
 		err error
 	)
 	switch {
-	case o.dsn != "" && len(o.files) > 0:
+	case o.conn.asked() && len(o.files) > 0:
 		return errors.New("give either slow-log files or --dsn, not both")
-	case o.dsn != "":
+	case o.conn.asked():
+		if o.dsn, err = o.conn.resolve(stderr); err != nil {
+			return err
+		}
 		rep, err = digestLive(ctx, o, ropt)
 	case len(o.files) == 0:
 		return errors.New("nothing to read: give slow-log files (- for standard input) or --dsn for performance_schema")

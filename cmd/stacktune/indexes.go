@@ -21,6 +21,7 @@ import (
 
 // indexesOptions are the flags of `stacktune indexes`.
 type indexesOptions struct {
+	conn     dsnFlags
 	dsn      string
 	slowlogs []string
 	interval time.Duration
@@ -58,7 +59,7 @@ evidence as comments: what "stacktune apply --ddl FILE" reads.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dsn, "dsn", "", "the server to advise on (go-sql-driver DSN); read-only unless --apply")
+	o.conn.add(f, "the server to advise on; read-only unless --apply")
 	f.StringSliceVar(&o.slowlogs, "slowlog", nil, "take the classes from these slow logs (- for standard input) instead of performance_schema")
 	f.DurationVar(&o.interval, "interval", 10*time.Second, "without --slowlog: time between the two performance_schema samples")
 	f.IntVar(&o.limit, "limit", 10, "advise on the top N classes by total time")
@@ -75,8 +76,12 @@ func runIndexes(ctx context.Context, o indexesOptions, stdin io.Reader, stdout, 
 	if err := report.CheckFormat(o.format, report.IndexesFormats...); err != nil {
 		return err
 	}
-	if o.dsn == "" {
-		return errors.New("--dsn is required: indexes EXPLAINs the queries on the server and copies its tables")
+	if !o.conn.asked() {
+		return errors.New("--dsn (or --dsn-env, or --defaults-file) is required: indexes EXPLAINs the queries on the server and copies its tables")
+	}
+	var err error
+	if o.dsn, err = o.conn.resolve(stderr); err != nil {
+		return err
 	}
 	if o.limit <= 0 {
 		return fmt.Errorf("--limit %d: give at least 1", o.limit)
