@@ -51,6 +51,15 @@ func WriteLoop(w io.Writer, r *LoopResult, format string, chart []byte, chartRef
 	return bw.Flush()
 }
 
+// afterBaseline are the steps after the baseline (none when the loop
+// failed before measuring it).
+func (r *LoopResult) afterBaseline() []StepResult {
+	if len(r.Steps) == 0 {
+		return nil
+	}
+	return r.Steps[1:]
+}
+
 func (r *LoopResult) header() string {
 	s := r.Stack
 	q := ""
@@ -122,7 +131,7 @@ func loopText(w *bufio.Writer, r *LoopResult) {
 	for _, row := range rows {
 		line(row)
 	}
-	for i, s := range r.Steps[1:] {
+	for i, s := range r.afterBaseline() {
 		fmt.Fprintf(w, "\nStep %d: %s\n", i+2, s.Label)
 		if s.Skipped != "" {
 			fmt.Fprintf(w, "  not run: %s\n", s.Skipped)
@@ -259,7 +268,7 @@ var htmlMarkup = markup{
 // writeSteps writes every step after the baseline: why it did not run
 // or was rolled back, what changed, and its findings with their evidence.
 func writeSteps(w *bufio.Writer, r *LoopResult, m markup) {
-	for i, s := range r.Steps[1:] {
+	for i, s := range r.afterBaseline() {
 		fmt.Fprintf(w, m.step, i+2, m.esc(s.Label))
 		if s.Skipped != "" {
 			fmt.Fprintf(w, m.para, m.esc("Not run: "+s.Skipped))

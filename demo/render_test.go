@@ -93,3 +93,22 @@ func TestReportFormat(t *testing.T) {
 		t.Errorf("no extension: %v", err)
 	}
 }
+
+// TestWriteLoopEarlyFailure: a loop that failed before its baseline (a
+// throwaway server slow to start) or after it renders in every format,
+// so the caller can print the real error.
+func TestWriteLoopEarlyFailure(t *testing.T) {
+	baselineOnly := &LoopResult{Steps: []StepResult{{Label: "baseline", Scores: []float64{0, 0, 0}, Failed: 3, Findings: []StepFinding{}}}}
+	for name, r := range map[string]*LoopResult{"no steps": {}, "nil steps": {Steps: nil}, "baseline only": baselineOnly} {
+		for _, format := range LoopFormats {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				if err := WriteLoop(&bytes.Buffer{}, r, format, nil, ""); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := r.Chart(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
