@@ -167,8 +167,12 @@ func (o Options) Validate() error {
 	if o.OtherFiles < 0 || o.OtherFiles > maxFiles {
 		bad("other files must be 0 to %d (got %d)", maxFiles, o.OtherFiles)
 	}
-	if !finite(o.PerServerRate) || o.PerServerRate < 0 || o.PerServerRate > maxRate {
+	switch {
+	case !finite(o.PerServerRate) || o.PerServerRate < 0 || o.PerServerRate > maxRate:
 		bad("per-server rate must be 0 (not measured) to %v (got %v)", maxRate, o.PerServerRate)
+	case o.PerServerRate > 0 && finite(o.Rate) && finite(o.Headroom) && o.Rate*o.Headroom/o.PerServerRate > maxServers:
+		bad("at %v requests per second per server, %v requests per second need more than %d servers: check --per-server-rate (it is per second, measured on one server)",
+			o.PerServerRate, o.Rate*o.Headroom, maxServers)
 	}
 	if o.CacheClientsPerWorker < 0 || o.CacheClientsPerWorker > maxCacheClients {
 		bad("cache clients per worker must be 0 (no cache) to %d (got %d)", maxCacheClients, o.CacheClientsPerWorker)

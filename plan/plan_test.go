@@ -340,6 +340,7 @@ func TestValidate(t *testing.T) {
 		{"unknown closer", func(o *Options) { o.Closer = "client" }, []string{`closer "client"`}},
 		{"negative other files", func(o *Options) { o.OtherFiles = -1 }, []string{"other files must be 0 to 1048576"}},
 		{"negative per-server rate", func(o *Options) { o.PerServerRate = -1 }, []string{"per-server rate must be 0"}},
+		{"a per-server rate so small the servers overflow", func(o *Options) { o.PerServerRate = 1e-300 }, []string{"need more than 100000 servers"}},
 		{"negative cache clients", func(o *Options) { o.CacheClientsPerWorker = -1 }, []string{"cache clients per worker must be 0"}},
 		{"zero TIME_WAIT", func(o *Options) { o.TimeWait = 0 }, []string{"TIME_WAIT must be above 0", "on Linux it is 60s"}},
 		{"reversed port range", func(o *Options) { o.PortRange = PortRange{60999, 32768} }, []string{"the first port is above the last"}},
