@@ -69,15 +69,20 @@ func TestNginxConfigSyntax(t *testing.T) {
 			"a/b/two.conf":  "log_format f 'wrong: relative to the including file';",
 			"a/unused.conf": "log_format g 'x';",
 		}, want: "$request_time"},
-		{name: "glob include skips hidden files and directories", files: map[string]string{
+		{name: "glob include skips hidden files", files: map[string]string{
 			"nginx.conf":      "http { include conf.d/*; }",
 			"conf.d/f.conf":   "log_format f '$status';",
 			"conf.d/.f.conf":  "log_format f 'hidden';",
-			"conf.d/sub/x":    "log_format f 'in a directory';",
 			"conf.d/g.conf":   "log_format g '$status';",
 			"conf.d/z.conf":   "# nothing",
 			"conf.d/empty.cf": "",
 		}, want: "$status"},
+		// nginx -t fails on it too ("Is a directory").
+		{name: "glob include matching a directory", files: map[string]string{
+			"nginx.conf":    "http { include conf.d/*; }",
+			"conf.d/f.conf": "log_format f '$status';",
+			"conf.d/sub/x":  "log_format f 'in a directory';",
+		}, err: "sub is a directory, not a regular file"},
 		{name: "absolute include", files: map[string]string{"nginx.conf": "http { include {{DIR}}/x/f.conf; }", "x/f.conf": "log_format f '$msec';"},
 			want: "$msec"},
 
@@ -94,7 +99,7 @@ func TestNginxConfigSyntax(t *testing.T) {
 		{name: "text right after a quoted string", files: map[string]string{"nginx.conf": "log_format f '$status'x;"},
 			err: `nginx.conf:1: unexpected 'x' after a quoted string`},
 		{name: "missing include", files: map[string]string{"nginx.conf": "http {\n\n  include missing.conf;\n}"},
-			err: "nginx.conf:3: include missing.conf: open"},
+			err: "nginx.conf:3: include missing.conf: stat"},
 		{name: "include cycle", files: map[string]string{"nginx.conf": "include nginx.conf;"},
 			err: "includes nested deeper than 32"},
 		{name: "duplicate", files: map[string]string{"nginx.conf": "http {\n log_format f '$status';\n include d.conf;\n}", "d.conf": "\nlog_format f '$msec';"},

@@ -423,6 +423,9 @@ func (n *Nginx) read(conf string, cores int) error {
 	n.Files = cfg.Files
 	t := &nginxTree{kids: map[int][]int{}, http: -1}
 	newIndex := make([]int, len(cfg.Directives))
+	// Directives of one block share its context: joined once per block,
+	// so deep configurations cost memory per block, not per directive.
+	contexts := map[int]string{}
 	for i, d := range cfg.Directives {
 		newIndex[i] = -1
 		parent := -1
@@ -440,8 +443,13 @@ func (n *Nginx) read(conf string, cores int) error {
 		if args == nil {
 			args = []string{}
 		}
+		ctx, ok := contexts[d.Parent]
+		if !ok {
+			ctx = strings.Join(d.Context, ">")
+			contexts[d.Parent] = ctx
+		}
 		t.d = append(t.d, NginxDirective{
-			Name: d.Name, Args: args, Context: strings.Join(d.Context, ">"),
+			Name: d.Name, Args: args, Context: ctx,
 			File: d.File, Line: d.Line, Block: d.Block, Parent: parent,
 		})
 		t.kids[parent] = append(t.kids[parent], newIndex[i])

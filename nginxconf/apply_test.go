@@ -181,14 +181,14 @@ func render(t testing.TB, out map[string][]byte) []byte {
 
 // overlay reads the applied content of the files that changed, the
 // others from disk.
-func overlay(out map[string][]byte) func(string) ([]byte, error) {
-	return func(p string) ([]byte, error) {
+func overlay(out map[string][]byte) readFunc {
+	return func(p string, limit int64) ([]byte, error) {
 		if abs, err := filepath.Abs(p); err == nil {
 			if b, ok := out[abs]; ok {
 				return b, nil
 			}
 		}
-		return os.ReadFile(p)
+		return readFile(p, limit)
 	}
 }
 

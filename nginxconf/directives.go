@@ -1,7 +1,5 @@
 package nginxconf
 
-import "os"
-
 // Directive is one directive of a configuration in the flat form
 // Directives returns.
 type Directive struct {
@@ -30,9 +28,9 @@ type Directive struct {
 // reads them; without, an include is a plain directive and no file is
 // read (for fuzzing, or text that is not on disk).
 func Parse(path string, data []byte, followIncludes bool) (*Config, error) {
-	var read func(string) ([]byte, error)
+	var read readFunc
 	if followIncludes {
-		read = os.ReadFile
+		read = readFile
 	}
 	return parse(path, data, read)
 }
@@ -53,8 +51,37 @@ func (c *Config) Paths() []string {
 // include directive is followed by the directives of the files it names
 // (in the block that holds the include), a block directive by those
 // inside it. The slices are new; changing them changes nothing in c.
+// Directives in one block share one Context slice (capped at its length,
+// so appending to it copies), and the work and memory are linear in the
+// directives: one Context per block that holds directives, as long as the
+// block is deep (MaxBlockDepth, MaxContextEntries).
 func (c *Config) Directives() []Directive {
-	var out []Directive
+	// Count first, to allocate each list once: the directives, their
+	// arguments, and the context entries.
+	nodes, args, entries := 0, 0, 0
+	type count struct {
+		kids  []*node
+		depth int
+	}
+	walk := []count{{c.root.kids, 0}}
+	for len(walk) > 0 {
+		top := &walk[len(walk)-1]
+		if len(top.kids) == 0 {
+			walk = walk[:len(walk)-1]
+			continue
+		}
+		n := top.kids[0]
+		top.kids = top.kids[1:]
+		nodes++
+		args += len(n.args)
+		if n.block && len(n.kids) > 0 {
+			entries += top.depth + 1
+			walk = append(walk, count{n.kids, top.depth + 1})
+		}
+	}
+	out := make([]Directive, 0, nodes)
+	argList := make([]string, 0, args)
+	ctxList := make([]string, 0, entries)
 	type level struct {
 		kids   []*node // the directives of the block not yet listed
 		parent int     // the block's index in out, -1 for the top level
@@ -72,9 +99,11 @@ func (c *Config) Directives() []Directive {
 		n := top.kids[0]
 		top.kids = top.kids[1:]
 		parent, ctx := top.parent, top.ctx
+		a := len(argList)
+		argList = append(argList, n.args...)
 		out = append(out, Directive{
 			Name:    n.name,
-			Args:    append([]string{}, n.args...),
+			Args:    argList[a:len(argList):len(argList)],
 			Block:   n.block,
 			Parent:  parent,
 			Context: ctx,
@@ -82,7 +111,12 @@ func (c *Config) Directives() []Directive {
 			Line:    n.line,
 		})
 		if n.block && len(n.kids) > 0 {
-			inner := append(append(make([]string, 0, len(ctx)+1), ctx...), n.label())
+			// The path of the block's directives: the block's own
+			// path and its label, once for all of them.
+			i := len(ctxList)
+			ctxList = append(ctxList, ctx...)
+			ctxList = append(ctxList, n.label())
+			inner := ctxList[i:len(ctxList):len(ctxList)]
 			stack = append(stack, level{n.kids, len(out) - 1, inner})
 		}
 	}

@@ -32,6 +32,37 @@
 // which the nginx collector uses), and Parse reads text that is not on
 // disk, optionally without following includes.
 //
+// Reading is bounded, since collect and audit run on production hosts and
+// a configuration may be wrong or hostile. Load reads only regular files:
+// the main file or an include (also a glob's match) that is a device
+// (/dev/zero), a FIFO, a socket or a directory is an error, found by stat
+// before anything is opened (opening a FIFO blocks, opening a device may
+// act) and checked again on what was opened. No file is read past
+// MaxFileBytes (16 MiB; one byte more at most, whatever stat says its
+// size is), and at most MaxTotalBytes (64 MiB) is parsed in all, a file
+// included twice counting twice. Blocks nest at most MaxBlockDepth (100) deep, across includes;
+// includes nest at most MaxIncludeDepth (32) deep (a loop ends there);
+// include directives read at most MaxIncludeReads (10,000) files in all,
+// and one glob may match no more; a configuration has at most
+// MaxDirectives (500,000) directives, MaxWords (2,000,000) words and
+// MaxContextEntries (2,000,000) entries in the block paths Directives
+// lists. Past a bound Load stops with an error naming the file and line
+// (the main file alone when it is the main file), having read no more.
+// Directives takes time and memory linear in the directives and their
+// block paths: one Context slice per block that holds directives, shared
+// by them, at most MaxBlockDepth entries long; Apply compares a block's
+// path without building it. Memory follows: the wrong configurations
+// refused early (include /dev/zero, a FIFO, 20,000 nested blocks, include
+// loops, runaway globs, a file past 16 MiB, 64 MiB across includes) take
+// under 100 MB; the worst configuration the bounds let through (64 MiB of
+// text in 1 MiB block labels, 500,000 directives, 2,000,000 path entries)
+// about 400 MB for Load and Directives together, the text being held as
+// read, as words and as labels. Tests measure each in a child process
+// (peak RSS) and require under 100 MB and 450 MB. nginx itself is looser:
+// it reads /dev/zero as empty (it reads as many bytes as stat says), takes
+// blocks thousands deep, and crashes on an include loop or 20,000 nested
+// blocks.
+//
 // A context that names no block, or more than one, is an error, and Apply
 // then returns no file at all.
 //

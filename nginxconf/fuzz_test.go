@@ -1,8 +1,12 @@
 package nginxconf
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -69,13 +73,35 @@ func FuzzParse(f *testing.F) {
 	f.Add("events{}http{upstream app{server a:1;}server{listen 80;location /{}}}")
 	f.Add("http {\n  server { listen 80; location / { proxy_set_header Connection close; } }\n}\n")
 	f.Add("a \"b\\\"\" '${x}' ${y}z{}")
+	f.Add("a 'b c' \"d\\\ne\" f\\ g 'h'x;")
+	f.Add(strings.Repeat("location / {\n", MaxBlockDepth+1) + strings.Repeat("}\n", MaxBlockDepth+1))
+	f.Add(strings.Repeat("a{", MaxBlockDepth) + "b;" + strings.Repeat("}", MaxBlockDepth))
+	f.Add(strings.Repeat("a{b{c;}d{e{f;}}}", 50))
 	f.Fuzz(func(t *testing.T, text string) {
+		checkTokens(t, text)
 		c, err := parse("nginx.conf", []byte(text), nil)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "nginx.conf:") {
 				t.Fatalf("error names no place: %v", err)
 			}
 			return
+		}
+		checkDirectives(t, c)
+		// Each block is found by its path, and only by it.
+		for _, b := range c.blocks() {
+			var labels []string
+			for n := b; n.parent != nil; n = n.parent {
+				labels = append([]string{n.label()}, labels...)
+			}
+			path := strings.Join(labels, ">")
+			if !b.pathIs(path) {
+				t.Fatalf("block %q: pathIs is false on its own path", path)
+			}
+			for _, p := range []string{path + ">x", "x>" + path, path + "x", "x" + path, path[:len(path)/2], text} {
+				if b.pathIs(p) != refPathIs(b, p) {
+					t.Fatalf("block %q: pathIs(%q) is %v", path, p, b.pathIs(p))
+				}
+			}
 		}
 		var walk func(n *node)
 		walk = func(n *node) {
@@ -117,4 +143,239 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkDirectives: Directives lists every directive once, each after
+// its block, with the context of its block: the labels of the blocks
+// above it.
+func checkDirectives(t *testing.T, c *Config) {
+	t.Helper()
+	d := c.Directives()
+	nodes := 0
+	var count func(n *node)
+	count = func(n *node) {
+		for _, k := range n.kids {
+			nodes++
+			count(k)
+		}
+	}
+	count(c.root)
+	if len(d) != nodes || nodes > MaxDirectives {
+		t.Fatalf("Directives lists %d of %d directives", len(d), nodes)
+	}
+	for i, x := range d {
+		if x.Parent < -1 || x.Parent >= i || x.Args == nil {
+			t.Fatalf("directive %d %+v", i, x)
+		}
+		if x.Parent == -1 {
+			if x.Context != nil {
+				t.Fatalf("directive %d at the top has context %q", i, x.Context)
+			}
+			continue
+		}
+		p := d[x.Parent]
+		label := strings.Join(append([]string{p.Name}, p.Args...), " ")
+		if want := append(slices.Clone(p.Context), label); !p.Block || !reflect.DeepEqual(x.Context, want) {
+			t.Fatalf("directive %d context %q, want %q", i, x.Context, want)
+		}
+		if len(x.Context) > MaxBlockDepth {
+			t.Fatalf("directive %d is %d blocks deep", i, len(x.Context))
+		}
+	}
+	// Appending to a context or arguments changes no other directive.
+	for i := range d {
+		d[i].Context = append(d[i].Context, "x")
+		d[i].Args = append(d[i].Args, "x")
+	}
+	again := c.Directives()
+	for i := range d {
+		if !reflect.DeepEqual(d[i].Context[:len(d[i].Context)-1], again[i].Context) && len(again[i].Context) > 0 ||
+			!reflect.DeepEqual(d[i].Args[:len(d[i].Args)-1], again[i].Args) {
+			t.Fatalf("directive %d: appending changed another: %+v, then %+v", i, d[i], again[i])
+		}
+	}
+}
+
+// refNext is the lexer before it read plain words as one string: the
+// tokens (and errors) must be the same.
+func refNext(lx *lexer) (token, error) {
+	for lx.pos < len(lx.data) {
+		c := lx.data[lx.pos]
+		if c == '\n' {
+			lx.line++
+		} else if c == '#' {
+			for lx.pos < len(lx.data) && lx.data[lx.pos] != '\n' {
+				lx.pos++
+			}
+			continue
+		} else if !isSpace(c) {
+			break
+		}
+		lx.pos++
+	}
+	start, line := lx.pos, lx.line
+	if lx.pos >= len(lx.data) {
+		return token{kind: tokEOF, start: start, end: start, line: line}, nil
+	}
+	switch c := lx.data[lx.pos]; c {
+	case ';', '{', '}':
+		lx.pos++
+		return token{kind: c, start: start, end: lx.pos, line: line}, nil
+	case '"', '\'':
+		lx.pos++
+		var b []byte
+		for {
+			if lx.pos >= len(lx.data) {
+				return token{}, fmt.Errorf("%s:%d: unexpected end of file in a string that starts here", lx.file, line)
+			}
+			ch := lx.data[lx.pos]
+			lx.pos++
+			switch {
+			case ch == c:
+				if lx.pos < len(lx.data) {
+					if n := lx.data[lx.pos]; !isSpace(n) && n != ';' && n != '{' && n != ')' {
+						return token{}, fmt.Errorf("%s:%d: unexpected %q after a quoted string", lx.file, lx.line, n)
+					}
+				}
+				return token{kind: tokWord, text: string(b), start: start, end: lx.pos, line: line}, nil
+			case ch == '\\' && lx.pos < len(lx.data):
+				if lx.data[lx.pos] == '\n' {
+					lx.line++
+				}
+				b = appendEscape(b, lx.data[lx.pos])
+				lx.pos++
+			default:
+				if ch == '\n' {
+					lx.line++
+				}
+				b = append(b, ch)
+			}
+		}
+	}
+	var b []byte
+	variable := false
+	for lx.pos < len(lx.data) {
+		ch := lx.data[lx.pos]
+		if ch == '{' && variable {
+			b = append(b, ch)
+			lx.pos++
+			variable = false
+			continue
+		}
+		variable = false
+		if isSpace(ch) || ch == ';' || ch == '{' {
+			break
+		}
+		lx.pos++
+		switch ch {
+		case '\\':
+			if lx.pos < len(lx.data) {
+				if lx.data[lx.pos] == '\n' {
+					lx.line++
+				}
+				b = appendEscape(b, lx.data[lx.pos])
+				lx.pos++
+			}
+			continue
+		case '$':
+			variable = true
+		}
+		b = append(b, ch)
+	}
+	return token{kind: tokWord, text: string(b), start: start, end: lx.pos, line: line}, nil
+}
+
+// checkTokens: the lexer gives the tokens and errors of refNext.
+func checkTokens(t *testing.T, text string) {
+	t.Helper()
+	a := &lexer{data: []byte(text), file: "f", line: 1}
+	b := &lexer{data: []byte(text), file: "f", line: 1}
+	for {
+		ta, errA := a.next()
+		tb, errB := refNext(b)
+		if ta != tb || fmt.Sprint(errA) != fmt.Sprint(errB) || a.pos != b.pos || a.line != b.line {
+			t.Fatalf("lexer %+v %v at %d line %d, before %+v %v at %d line %d", ta, errA, a.pos, a.line, tb, errB, b.pos, b.line)
+		}
+		if errA != nil || ta.kind == tokEOF {
+			return
+		}
+	}
+}
+
+// placeRE is the start of an error that names a file of the fuzzed
+// configuration and a line.
+var placeRE = regexp.MustCompile(`^[^:]+\.conf:[1-9][0-9]*: `)
+
+// FuzzLoad: Load follows includes (plain, glob, into themselves) and
+// deep nesting within the bounds: it never panics, every error names a
+// file and line, and what loads lists its directives consistently.
+// nginx.conf is main inside nest blocks "n {"; a.conf is inc; sub/b.conf
+// is main again, so "include sub/*.conf;" includes a file that includes
+// itself.
+func FuzzLoad(f *testing.F) {
+	f.Add("include a.conf;", "gzip on;", uint8(0))
+	f.Add("include a.conf;\ninclude a.conf;", "include sub/*.conf;", uint8(1))
+	f.Add("include a.conf;", "include a.conf;", uint8(0))
+	f.Add("include sub/*.conf;", "", uint8(0))
+	f.Add("include sub/b.conf;", "", uint8(2))
+	f.Add("http { include a.conf; }", "server { location / { include a.conf; } }", uint8(90))
+	f.Add("server { include a.conf; }", strings.Repeat("location / {\n", 20)+strings.Repeat("}\n", 20), uint8(MaxBlockDepth-21))
+	f.Add("include *.conf;", "include a.conf; x;", uint8(0))
+	f.Add("include sub;", "", uint8(0))
+	f.Add("include a.conf sub;", "", uint8(0))
+	f.Add("include [;", "", uint8(0))
+	f.Add("include \"a.conf\";", "'unterminated", uint8(3))
+	f.Fuzz(func(t *testing.T, main, inc string, nest uint8) {
+		dir := t.TempDir()
+		text := strings.Repeat("n {\n", int(nest)) + main + "\n" + strings.Repeat("}\n", int(nest))
+		path := write(t, dir, "nginx.conf", text)
+		write(t, dir, "a.conf", inc)
+		write(t, dir, "sub/b.conf", main)
+		// Load's reader, kept to the files of dir.
+		inside := func(p string, limit int64) ([]byte, error) {
+			if abs, err := filepath.Abs(p); err != nil || !strings.HasPrefix(abs, dir+string(filepath.Separator)) {
+				return nil, fmt.Errorf("%s is outside the fuzzed configuration", p)
+			}
+			return readFile(p, limit)
+		}
+		c, err := load(path, inside)
+		if err != nil {
+			if !placeRE.MatchString(err.Error()) {
+				t.Fatalf("error names no file and line: %v", err)
+			}
+			return
+		}
+		if len(c.Paths()) > MaxIncludeReads+1 {
+			t.Fatalf("%d files read", len(c.Paths()))
+		}
+		checkDirectives(t, c)
+	})
+}
+
+// write writes text into dir/name, making its directory.
+func write(t testing.TB, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// refPathIs is pathIs as it was, building each label.
+func refPathIs(n *node, want string) bool {
+	for ; n.parent != nil; n = n.parent {
+		l := n.label()
+		if n.parent.parent == nil {
+			return want == l
+		}
+		if !strings.HasSuffix(want, ">"+l) {
+			return false
+		}
+		want = want[:len(want)-len(l)-1]
+	}
+	return false
 }

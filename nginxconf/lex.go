@@ -56,6 +56,9 @@ func (lx *lexer) next() (token, error) {
 		return token{kind: c, start: start, end: lx.pos, line: line}, nil
 	case '"', '\'':
 		lx.pos++
+		if text, ok := lx.plainQuoted(c); ok {
+			return token{kind: tokWord, text: text, start: start, end: lx.pos, line: line}, nil
+		}
 		var b []byte
 		for {
 			if lx.pos >= len(lx.data) {
@@ -84,6 +87,9 @@ func (lx *lexer) next() (token, error) {
 				b = append(b, ch)
 			}
 		}
+	}
+	if text, ok := lx.plainWord(); ok {
+		return token{kind: tokWord, text: text, start: start, end: lx.pos, line: line}, nil
 	}
 	var b []byte
 	variable := false
@@ -116,6 +122,57 @@ func (lx *lexer) next() (token, error) {
 		b = append(b, ch)
 	}
 	return token{kind: tokWord, text: string(b), start: start, end: lx.pos, line: line}, nil
+}
+
+// plainWord reads a bare word without a backslash, the usual case, as
+// one string of its text (no byte by byte copy); ok is false, and
+// nothing read, for one with a backslash.
+func (lx *lexer) plainWord() (string, bool) {
+	i := lx.pos
+	variable := false
+	for ; i < len(lx.data); i++ {
+		ch := lx.data[i]
+		if ch == '{' && variable {
+			variable = false
+			continue
+		}
+		variable = false
+		if isSpace(ch) || ch == ';' || ch == '{' {
+			break
+		}
+		switch ch {
+		case '\\':
+			return "", false
+		case '$':
+			variable = true
+		}
+	}
+	text := string(lx.data[lx.pos:i])
+	lx.pos = i
+	return text, true
+}
+
+// plainQuoted reads the rest of a string quoted with q that has no
+// backslash and no line end and is closed before the end of the file, as
+// one string; ok is false, and nothing read, otherwise (and for a
+// closing quote followed by what may not follow it, to report there).
+func (lx *lexer) plainQuoted(q byte) (string, bool) {
+	for i := lx.pos; i < len(lx.data); i++ {
+		switch lx.data[i] {
+		case q:
+			if i+1 < len(lx.data) {
+				if n := lx.data[i+1]; !isSpace(n) && n != ';' && n != '{' && n != ')' {
+					return "", false
+				}
+			}
+			text := string(lx.data[lx.pos:i])
+			lx.pos = i + 1
+			return text, true
+		case '\\', '\n':
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // appendEscape appends what nginx makes of a backslash followed by c.

@@ -1,15 +1,12 @@
 package nginxconf
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
-
-// maxIncludeDepth bounds include nesting, so a file including itself ends
-// with an error instead of recursing forever.
-const maxIncludeDepth = 32
 
 // Config is an nginx configuration read with its includes, every
 // directive with the byte offsets of its text, ready for Apply.
@@ -57,35 +54,60 @@ func (n *node) label() string {
 
 // pathIs reports whether the block's path, its labels from the top
 // joined with '>' ("http>server>location /"), is want. It compares from
-// the block up, without building the path (deep nesting stays linear).
+// the block up, without building the path or the labels (deep nesting
+// stays linear).
 func (n *node) pathIs(want string) bool {
 	for ; n.parent != nil; n = n.parent {
-		l := n.label()
-		if n.parent.parent == nil {
-			return want == l
-		}
-		if !strings.HasSuffix(want, ">"+l) {
+		rest, ok := n.trimLabel(want)
+		if !ok {
 			return false
 		}
-		want = want[:len(want)-len(l)-1]
+		if n.parent.parent == nil {
+			return rest == ""
+		}
+		if !strings.HasSuffix(rest, ">") {
+			return false
+		}
+		want = rest[:len(rest)-1]
 	}
 	return false
+}
+
+// trimLabel removes the block's label from the end of s: ok is false
+// when s does not end with it.
+func (n *node) trimLabel(s string) (rest string, ok bool) {
+	for i := len(n.args) - 1; i >= 0; i-- {
+		if s, ok = strings.CutSuffix(s, n.args[i]); !ok {
+			return "", false
+		}
+		if s, ok = strings.CutSuffix(s, " "); !ok {
+			return "", false
+		}
+	}
+	return strings.CutSuffix(s, n.name)
 }
 
 // Load reads the nginx configuration file mainPath and every file it
 // includes. An include path that is not absolute is resolved against the
 // directory of mainPath, nginx's prefix when it runs with -p DIR -c
 // DIR/nginx.conf; globs are expanded in lexical order, skipping hidden
-// files, and may match nothing; a plain path must exist. Errors name the
-// file and line.
+// files, and may match nothing; a plain path must exist. Only regular
+// files are read (not a device, FIFO, socket or directory, also where a
+// glob matches one), within the bounds MaxFileBytes, MaxTotalBytes,
+// MaxBlockDepth, MaxIncludeDepth, MaxIncludeReads, MaxDirectives, MaxWords
+// and MaxContextEntries. Errors name the file and line.
 func Load(mainPath string) (*Config, error) {
-	return load(mainPath, os.ReadFile)
+	return load(mainPath, readFile)
 }
 
 // load is Load reading files with read.
-func load(mainPath string, read func(string) ([]byte, error)) (*Config, error) {
-	data, err := read(mainPath)
+func load(mainPath string, read readFunc) (*Config, error) {
+	data, err := read(mainPath, MaxFileBytes)
 	if err != nil {
+		var tl *tooLargeError
+		if errors.As(err, &tl) {
+			return nil, fmt.Errorf("nginx configuration: %w, the most nginxconf reads of one file (MaxFileBytes)", err)
+		}
 		return nil, fmt.Errorf("nginx configuration: %w", err)
 	}
 	return parse(mainPath, data, read)
@@ -93,17 +115,20 @@ func load(mainPath string, read func(string) ([]byte, error)) (*Config, error) {
 
 // parse reads data as the main file at path; includes are read with
 // read, or are plain directives when read is nil.
-func parse(path string, data []byte, read func(string) ([]byte, error)) (*Config, error) {
+func parse(path string, data []byte, read readFunc) (*Config, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes, more than %s, the most nginxconf reads of one file (MaxFileBytes)", path, len(data), sizeText(MaxFileBytes))
+	}
 	c := &Config{byAbs: map[string]*file{}}
 	c.root = &node{block: true, close: -1}
-	p := &parser{c: c, root: filepath.Dir(path), read: read}
+	p := &parser{c: c, root: filepath.Dir(path), read: read, total: int64(len(data))}
 	f, err := c.addFile(path, data)
 	if err != nil {
 		return nil, err
 	}
 	c.main = f
 	c.root.f = f
-	if err := p.parseFile(f, c.root, 0); err != nil {
+	if err := p.parseFile(f, c.root, 0, 0); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -134,26 +159,55 @@ func (c *Config) Files() []string {
 	return out
 }
 
+// parser reads the files of one configuration and keeps the counts the
+// bounds limit.
 type parser struct {
-	c    *Config
-	root string
-	read func(string) ([]byte, error) // nil: do not follow includes
+	c        *Config
+	root     string
+	read     readFunc // nil: do not follow includes
+	total    int64    // bytes parsed, a file each time it is read
+	includes int      // files include directives read
+	count    int      // directives
+	words    int      // directive names and arguments
+	entries  int      // Directives' context entries: a block's depth once it holds a directive
 }
 
-// parseFile reads the directives of f into the block parent.
-func (p *parser) parseFile(f *file, parent *node, depth int) error {
+// parseFile reads the directives of f into the block parent, which is
+// base blocks deep, f being included depth includes deep.
+func (p *parser) parseFile(f *file, parent *node, depth, base int) error {
 	p.c.reads = append(p.c.reads, f)
 	lx := &lexer{data: f.data, file: f.path, line: 1}
 	stack := []*node{parent}
-	var args []token
-	add := func(end token, block bool) *node {
+	// The directive being read: its name, and its arguments.
+	var name token
+	var args []string
+	have := false
+	add := func(end token, block bool) (*node, error) {
 		top := stack[len(stack)-1]
-		n := &node{name: args[0].text, f: f, line: args[0].line, start: args[0].start, end: end.end, block: block, last: end.line, parent: top}
-		for _, a := range args[1:] {
-			n.args = append(n.args, a.text)
+		if p.count >= MaxDirectives {
+			return nil, fmt.Errorf("%s:%d: more than %d directives in all (MaxDirectives)", f.path, name.line, MaxDirectives)
+		}
+		if len(top.kids) == 0 {
+			// The block now holds a directive: Directives lists its
+			// path, as many entries as it is deep.
+			p.entries += base + len(stack) - 1
+			if p.entries > MaxContextEntries {
+				return nil, fmt.Errorf("%s:%d: the block paths of the configuration would have more than %d entries in all (MaxContextEntries: many blocks nested deep)", f.path, name.line, MaxContextEntries)
+			}
+		}
+		p.count++
+		n := &node{name: name.text, f: f, line: name.line, start: name.start, end: end.end, block: block, last: end.line, parent: top}
+		switch {
+		case cap(args) > 1024:
+			// A long list is the node's own (no second copy); the next
+			// directive starts a new one.
+			n.args, args = slices.Clip(args), nil
+		case len(args) > 0:
+			n.args = slices.Clone(args)
 		}
 		top.kids = append(top.kids, n)
-		return n
+		have, args = false, args[:0]
+		return n, nil
 	}
 	for {
 		t, err := lx.next()
@@ -162,34 +216,49 @@ func (p *parser) parseFile(f *file, parent *node, depth int) error {
 		}
 		switch t.kind {
 		case tokEOF:
-			if len(args) > 0 || len(stack) > 1 {
+			if have || len(stack) > 1 {
 				return fmt.Errorf("%s:%d: unexpected end of file, expecting \";\" or \"}\"", f.path, t.line)
 			}
 			return nil
 		case tokWord:
-			args = append(args, t)
+			if p.words++; p.words > MaxWords {
+				return fmt.Errorf("%s:%d: more than %d words in all (MaxWords)", f.path, t.line, MaxWords)
+			}
+			if !have {
+				name, have = t, true
+			} else {
+				args = append(args, t.text)
+			}
 		case ';':
-			if len(args) == 0 {
+			if !have {
 				return fmt.Errorf("%s:%d: unexpected \";\"", f.path, t.line)
 			}
-			n := add(t, false)
+			n, err := add(t, false)
+			if err != nil {
+				return err
+			}
 			if n.name == "include" && p.read != nil {
 				if len(n.args) != 1 {
 					return fmt.Errorf("%s:%d: invalid number of arguments in \"include\" directive", f.path, n.line)
 				}
-				if err := p.include(f, n, stack[len(stack)-1], depth); err != nil {
+				if err := p.include(f, n, stack[len(stack)-1], depth, base+len(stack)-1); err != nil {
 					return err
 				}
 			}
-			args = args[:0]
 		case '{':
-			if len(args) == 0 {
+			if !have {
 				return fmt.Errorf("%s:%d: unexpected \"{\"", f.path, t.line)
 			}
-			stack = append(stack, add(t, true))
-			args = args[:0]
+			if base+len(stack) > MaxBlockDepth {
+				return fmt.Errorf("%s:%d: blocks nested more than %d deep (MaxBlockDepth)", f.path, t.line, MaxBlockDepth)
+			}
+			n, err := add(t, true)
+			if err != nil {
+				return err
+			}
+			stack = append(stack, n)
 		case '}':
-			if len(args) > 0 || len(stack) == 1 {
+			if have || len(stack) == 1 {
 				return fmt.Errorf("%s:%d: unexpected \"}\"", f.path, t.line)
 			}
 			b := stack[len(stack)-1]
@@ -199,22 +268,28 @@ func (p *parser) parseFile(f *file, parent *node, depth int) error {
 	}
 }
 
-// include reads the files an include directive names into parent.
-func (p *parser) include(f *file, n, parent *node, depth int) error {
+// include reads the files an include directive n of f names into parent,
+// which is base blocks deep, f being depth includes deep.
+func (p *parser) include(f *file, n, parent *node, depth, base int) error {
 	pattern := n.args[0]
-	if depth >= maxIncludeDepth {
-		return fmt.Errorf("%s:%d: include %s: includes nested deeper than %d (a cycle?)", f.path, n.line, pattern, maxIncludeDepth)
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("%s:%d: include %s: %s", f.path, n.line, pattern, fmt.Sprintf(format, a...))
+	}
+	if depth >= MaxIncludeDepth {
+		return fail("includes nested deeper than %d (MaxIncludeDepth; a cycle?)", MaxIncludeDepth)
 	}
 	full := pattern
 	if !filepath.IsAbs(full) {
 		full = filepath.Join(p.root, full)
 	}
 	matches := []string{full}
-	globbed := strings.ContainsAny(pattern, "*?[")
-	if globbed {
+	if hasMeta(pattern) {
 		var err error
-		if matches, err = filepath.Glob(full); err != nil {
-			return fmt.Errorf("%s:%d: include %s: %w", f.path, n.line, pattern, err)
+		if matches, err = glob(full, MaxIncludeReads); err != nil {
+			if errors.Is(err, errTooManyMatches) {
+				return fail("matches more than %d files (MaxIncludeReads)", MaxIncludeReads)
+			}
+			return fail("%v", err)
 		}
 	}
 	hiddenOK := strings.HasPrefix(filepath.Base(full), ".")
@@ -222,18 +297,39 @@ func (p *parser) include(f *file, n, parent *node, depth int) error {
 		if !hiddenOK && strings.HasPrefix(filepath.Base(m), ".") {
 			continue
 		}
-		if fi, err := os.Stat(m); err == nil && fi.IsDir() && globbed {
-			continue
+		if p.includes++; p.includes > MaxIncludeReads {
+			return fail("more than %d files read by includes in all (MaxIncludeReads; a file included N times counts N times)", MaxIncludeReads)
 		}
-		data, err := p.read(m)
-		if err != nil {
-			return fmt.Errorf("%s:%d: include %s: %w", f.path, n.line, pattern, err)
+		left := MaxTotalBytes - p.total
+		var data []byte
+		if abs, err := filepath.Abs(m); err == nil && p.c.byAbs[abs] != nil {
+			// Read before: the same text again.
+			data = p.c.byAbs[abs].data
+		} else {
+			var err error
+			if data, err = p.read(m, min(MaxFileBytes, left)); err != nil {
+				var tl *tooLargeError
+				if errors.As(err, &tl) && tl.limit < MaxFileBytes {
+					return fail("%s: the configuration would be larger than %s in all, the most nginxconf reads (MaxTotalBytes; %s read before it)", m, sizeText(MaxTotalBytes), sizeText(p.total))
+				}
+				if tl != nil {
+					return fail("%v, the most nginxconf reads of one file (MaxFileBytes)", err)
+				}
+				return fail("%v", err)
+			}
 		}
+		if int64(len(data)) > left {
+			return fail("%s: the configuration would be larger than %s in all, the most nginxconf reads (MaxTotalBytes; %s read before it)", m, sizeText(MaxTotalBytes), sizeText(p.total))
+		}
+		if len(data) > MaxFileBytes {
+			return fail("%s is larger than %s, the most nginxconf reads of one file (MaxFileBytes)", m, sizeText(MaxFileBytes))
+		}
+		p.total += int64(len(data))
 		inc, err := p.c.addFile(m, data)
 		if err != nil {
 			return err
 		}
-		if err := p.parseFile(inc, parent, depth+1); err != nil {
+		if err := p.parseFile(inc, parent, depth+1, base); err != nil {
 			return err
 		}
 	}
