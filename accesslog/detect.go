@@ -39,20 +39,22 @@ var candidates = []candidate{
 	{"common", true, ApacheCommon},
 }
 
-// DetectTolerance is the share of sample lines a detected format may fail
-// to read (junk such as TLS handshakes sent to a plain HTTP port); all
-// others must parse.
-const DetectTolerance = 0.1
+// DetectMajority is the share of the sample lines the detected format must
+// read. A few bad lines among the first ones (a TLS handshake sent to a
+// plain HTTP port, a line cut by a crash, an HTML error page) do not stop
+// detection; they are counted as skipped when the log is read, like any bad
+// line.
+const DetectMajority = 2.0 / 3
 
-// Detect picks a Parser for a log from its first lines: JSON when the first
-// non-empty line starts with '{', LTSV when it is tab-separated label:value
-// fields, and otherwise the first of these that reads every line:
-// Apache combined + %D, nginx combined + $request_time
+// Detect picks a Parser for a log from its first lines: the format that
+// reads the most of them, among JSON lines, LTSV and these layouts, tried in
+// this order (the first that reads every line wins; on a tie the earlier
+// one): Apache combined + %D, nginx combined + $request_time
 // $upstream_response_time, combined + $request_time, nginx's "main" (with
 // X-Forwarded-For) + $request_time, Apache vhost_combined, nginx main,
-// combined, Apache common + %D, nginx common + $request_time, common. Up to
-// DetectTolerance of the lines may fail, as long as no format reads more of
-// them. The error names every format tried and why it failed.
+// combined, Apache common + %D, nginx common + $request_time, common. It
+// must read at least DetectMajority of the lines. The error names every
+// format tried, how many lines it read and why the first one failed.
 func Detect(lines [][]byte) (Parser, error) {
 	var sample [][]byte
 	for _, l := range lines {
@@ -64,35 +66,43 @@ func Detect(lines [][]byte) (Parser, error) {
 	if len(sample) == 0 {
 		return nil, errors.New("accesslog: cannot detect the format: no non-empty lines")
 	}
-	first := bytes.TrimLeft(sample[0], " \t")
-	switch {
-	case first[0] == '{':
-		return pickLabeled(NewJSON(), sample)
-	case looksLTSV(first):
-		return pickLabeled(NewLTSV(), sample)
+	var (
+		best     Parser
+		bestN    int
+		bestName string
+		tried    []string
+	)
+	try := func(name string, p Parser) bool {
+		n, why := fit(p, sample)
+		if n > bestN {
+			best, bestN, bestName = p, n, name
+		}
+		if n < len(sample) {
+			tried = append(tried, fmt.Sprintf("%s (%s; reads %d of %d)", name, why, n, len(sample)))
+		}
+		return n == len(sample)
 	}
-	var best Parser
-	bestN := -1
-	var tried []string
+	if try("json", NewJSON()) || try("ltsv", NewLTSV()) {
+		return best, nil
+	}
 	for _, c := range candidates {
 		p, err := c.compile()
 		if err != nil {
 			return nil, err
 		}
-		n, why := fit(p, sample)
-		if n == len(sample) {
+		if try(c.name, p) {
 			return p, nil
 		}
-		if n > bestN {
-			best, bestN = p, n
-		}
-		tried = append(tried, c.name+" ("+why+")")
 	}
-	if float64(bestN) >= float64(len(sample))*(1-DetectTolerance) {
+	if bestN > 0 && float64(bestN) >= float64(len(sample))*DetectMajority {
 		return best, nil
 	}
-	return nil, fmt.Errorf("accesslog: no known format reads these %d lines; tried json and ltsv (the first line is neither), %s; for a custom nginx log_format use its format string",
-		len(sample), strings.Join(tried, ", "))
+	head := "no known format reads these lines"
+	if bestN > 0 {
+		head = fmt.Sprintf("no known format reads most of these lines (%s reads %d)", bestName, bestN)
+	}
+	return nil, fmt.Errorf("accesslog: %s: %d lines, tried %s; for a custom nginx log_format use its format string",
+		head, len(sample), strings.Join(tried, ", "))
 }
 
 func (c candidate) compile() (Parser, error) {
@@ -129,23 +139,4 @@ func fit(p Parser, sample [][]byte) (n int, why string) {
 		}
 	}
 	return n, why
-}
-
-func pickLabeled(p Parser, sample [][]byte) (Parser, error) {
-	n, why := fit(p, sample)
-	if n > 0 && float64(n) >= float64(len(sample))*(1-DetectTolerance) {
-		return p, nil
-	}
-	return nil, fmt.Errorf("accesslog: the log looks like %s but %d of %d lines do not parse (%s)", p.Format(), len(sample)-n, len(sample), why)
-}
-
-// looksLTSV reports whether line has at least two tab-separated fields
-// and its first field is label:value.
-func looksLTSV(line []byte) bool {
-	t := bytes.IndexByte(line, '\t')
-	if t < 0 {
-		return false
-	}
-	c := bytes.IndexByte(line[:t], ':')
-	return c > 0 && isLabel(line[:c])
 }

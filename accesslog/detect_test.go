@@ -30,6 +30,12 @@ func TestDetect(t *testing.T) {
 		{"json", []string{`  {"request":"GET / HTTP/1.1","status":200}`, `{"uri":"/"}`}, "json"},
 		{"ltsv", []string{"time:" + tLocal + "\treq:GET / HTTP/1.1\tstatus:200"}, "ltsv"},
 		{"one junk line in twenty", append(repeat(start+req+` 0.012`, 19), start+`"\x16\x03\x01" 400 157 "-" "-" 0.001`), "nginx combined+request_time"},
+		{"a TLS handshake as the first line", append([]string{"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"}, repeat(start+req+` 0.012`, 19)...), "nginx combined+request_time"},
+		{"two junk lines in ten", append(repeat(start+req, 8), "junk", "more junk"), "combined"},
+		{"json after an HTML error page", append([]string{"<html><body>502 Bad Gateway</body></html>"}, repeat(`{"request":"GET / HTTP/1.1","status":200}`, 9)...), "json"},
+		{"ltsv after a junk line", append([]string{"junk"}, repeat("time:"+tLocal+"\treq:GET / HTTP/1.1\tstatus:200", 4)...), "ltsv"},
+		{"json with a truncated line", []string{`{"request":"GET / HTTP/1.1","status":200}`, `{"request":"GET /a HTTP/1.1","sta`, `{"request":"GET /b HTTP/1.1","status":404}`}, "json"},
+		{"six bad lines in twenty", append(repeat(start+req+` 0.012`, 14), repeat("junk", 6)...), "nginx combined+request_time"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,11 +54,13 @@ func TestDetect(t *testing.T) {
 	}
 
 	for name, lines := range map[string][]string{
-		"empty":                 {"", "\r\n", "  "},
-		"two junk lines in ten": append(repeat(start+req, 8), "junk", "more junk"),
-		"json with no request":  {`{"status":200}`},
-		"ltsv with no request":  {"status:200\tsize:1"},
-		"custom format":         {`1.2.3.4 GET /x 200`},
+		"empty":                     {"", "\r\n", "  "},
+		"seven bad lines in twenty": append(repeat(start+req+` 0.012`, 13), repeat("junk", 7)...),
+		"half junk":                 append(repeat(start+req, 5), repeat("junk", 5)...),
+		"one line of two":           {start + req, "junk"},
+		"json with no request":      {`{"status":200}`},
+		"ltsv with no request":      {"status:200\tsize:1"},
+		"custom format":             {`1.2.3.4 GET /x 200`},
 	} {
 		var in [][]byte
 		for _, l := range lines {

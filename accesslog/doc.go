@@ -12,7 +12,9 @@
 //   - Apache httpd: NewApache compiles a LogFormat string (ApacheCommon,
 //     ApacheCombined, ApacheCombinedD, ApacheVhostCombined, or any other).
 //   - LTSV (NewLTSV) and JSON lines (NewJSON), read by label or key.
-//   - Detect picks one of these from a log's first lines.
+//   - Detect picks one of these from a log's first lines: the one that
+//     reads most of them, which must read at least DetectMajority; the
+//     bad lines are counted as skipped when the log is read.
 //
 // # Compiled formats
 //

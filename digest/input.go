@@ -19,9 +19,12 @@ type Options struct {
 }
 
 // FromSlowLogs reads every input and aggregates its events, in parallel. The
-// returned stats count events and skipped input; the aggregator holds the
-// classes. A read error (including a corrupt gzip stream) stops the run and
-// is returned with the input's name, together with what was read before it.
+// returned stats count events, skipped input and every byte read; the
+// aggregator holds the classes. A read error stops the run and is returned
+// with the input's name, together with what was read before it: inputs from
+// input.Open fail with an *input.ReadError when a gzip stream ends early,
+// is corrupt or is followed by junk, or when a file is read short of its
+// size.
 func FromSlowLogs(ctx context.Context, inputs []input.Input, opt Options) (*Aggregator, *slowlog.Stats, error) {
 	workers := chunk.Workers(opt.Workers)
 	aggs := make([]*Aggregator, workers)
@@ -33,22 +36,17 @@ func FromSlowLogs(ctx context.Context, inputs []input.Input, opt Options) (*Aggr
 	stats := &slowlog.Stats{}
 	err := chunk.Parallel(ctx, workers, func(send func(chunk.Job) error) error {
 		for i, in := range inputs {
-			tooLarge, err := slowlog.Split(in.R, opt.Split, func(c slowlog.Chunk) error {
+			cs, err := slowlog.Split(in.R, opt.Split, func(c slowlog.Chunk) error {
 				return send(chunk.Job{Input: i, Chunk: c.Chunk, Extra: c.PrevTime})
 			})
-			if tooLarge > 0 {
-				stats.Merge(&slowlog.Stats{Skipped: map[string]int64{slowlog.ReasonEventTooLarge: tooLarge}})
-			}
+			stats.AddSplit(cs)
 			if err != nil {
-				if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-					return err
-				}
-				return fmt.Errorf("%s: %w", in.Name, err)
+				return inputError(in, err)
 			}
 		}
 		return nil
 	}, func(w int, j chunk.Job) {
-		parsers[w].ParseChunk(j.Chunk.Data, j.Chunk.Base, j.Extra, func(ev *slowlog.Event) { aggs[w].Add(ev, j.Input) })
+		parsers[w].ParseJob(j, func(ev *slowlog.Event) { aggs[w].Add(ev, j.Input) })
 		j.Chunk.Release()
 	})
 	total := aggs[0]
@@ -59,6 +57,16 @@ func FromSlowLogs(ctx context.Context, inputs []input.Input, opt Options) (*Aggr
 		}
 	}
 	return total, stats, err
+}
+
+// inputError names the input in a read error (an *input.ReadError names
+// it already); cancellation is returned as it is.
+func inputError(in input.Input, err error) error {
+	var re *input.ReadError
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &re) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", in.Name, err)
 }
 
 // FillSkipped copies parser statistics into the report.

@@ -1,18 +1,44 @@
 package httpprof
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
+	"time"
 )
 
 // DiffReport compares two profiles endpoint by endpoint: the shape of
 // `stacktune http diff --format json`.
+//
+// Two logs rarely cover windows of the same length (a 60 s run against a
+// 30 s one): their totals then differ by that alone. When the windows
+// differ by more than WindowTolerance, B's counts and times are scaled to
+// A's window (Scale = A's window / B's window, Basis "per second of
+// window"), which compares rates, per second of window; the raw figures
+// stay in CountB, TimeTotalB and TimeTotalChangeRaw, and Notes says so.
 type DiffReport struct {
-	A         DiffSide  `json:"a"`
-	B         DiffSide  `json:"b"`
+	A DiffSide `json:"a"`
+	B DiffSide `json:"b"`
+	// Basis is BasisTotals or BasisPerSecond.
+	Basis string `json:"basis"`
+	// Scale multiplies B's counts and times to compare them with A's: A's
+	// window / B's window, or 1 when they are compared as totals.
+	Scale     float64   `json:"scale_b"`
+	Notes     []string  `json:"notes,omitempty"`
 	Endpoints []DiffRow `json:"endpoints"`
 }
+
+// Bases of a comparison (DiffReport.Basis).
+const (
+	BasisTotals    = "totals"
+	BasisPerSecond = "per second of window"
+)
+
+// WindowTolerance is how much two windows may differ (relative to the
+// longer, and by more than a second, the resolution of most logs' times)
+// and still be compared as totals.
+const WindowTolerance = 0.05
 
 // DiffSide summarises one side.
 type DiffSide struct {
@@ -20,42 +46,69 @@ type DiffSide struct {
 	Requests  int64    `json:"requests"`
 	TimeTotal float64  `json:"time_total_s"`
 	Rate      float64  `json:"requests_per_s"`
+	// Window is the seconds from the first request to the last, 0 if
+	// unknown; TimePerSecond is TimeTotal over it (request time per
+	// second of window, the load the endpoints put on the server).
+	Window        float64 `json:"window_s"`
+	TimePerSecond float64 `json:"time_per_s,omitempty"`
+	ClientClosed  int64   `json:"client_closed"`
 }
 
 // DiffRow is one endpoint before (A) and after (B). Changes are B - A;
 // Ratio fields are B / A (0 when A is 0). Status is "both", "only a" or
-// "only b".
+// "only b". CountB and TimeTotalB are B's raw figures; the Scaled ones are
+// multiplied by DiffReport.Scale, and TimeTotalChange, by which rows are
+// ordered, compares those (TimeTotalChangeRaw compares the raw totals).
 type DiffRow struct {
-	Method          string  `json:"method"`
-	Path            string  `json:"path"`
-	Status          string  `json:"status"`
-	CountA          int64   `json:"count_a"`
-	CountB          int64   `json:"count_b"`
-	CountChange     int64   `json:"count_change"`
-	P99A            float64 `json:"time_p99_a_s"`
-	P99B            float64 `json:"time_p99_b_s"`
-	P99Ratio        float64 `json:"time_p99_ratio"`
-	AvgA            float64 `json:"time_avg_a_s"`
-	AvgB            float64 `json:"time_avg_b_s"`
-	TimeTotalA      float64 `json:"time_total_a_s"`
-	TimeTotalB      float64 `json:"time_total_b_s"`
-	TimeTotalChange float64 `json:"time_total_change_s"`
-	ErrorsA         int64   `json:"5xx_a"`
-	ErrorsB         int64   `json:"5xx_b"`
+	Method             string  `json:"method"`
+	Path               string  `json:"path"`
+	Status             string  `json:"status"`
+	CountA             int64   `json:"count_a"`
+	CountB             int64   `json:"count_b"`
+	CountBScaled       float64 `json:"count_b_scaled"`
+	CountChange        int64   `json:"count_change"`
+	P99A               float64 `json:"time_p99_a_s"`
+	P99B               float64 `json:"time_p99_b_s"`
+	P99Ratio           float64 `json:"time_p99_ratio"`
+	AvgA               float64 `json:"time_avg_a_s"`
+	AvgB               float64 `json:"time_avg_b_s"`
+	TimeTotalA         float64 `json:"time_total_a_s"`
+	TimeTotalB         float64 `json:"time_total_b_s"`
+	TimeTotalBScaled   float64 `json:"time_total_b_scaled_s"`
+	TimeTotalChange    float64 `json:"time_total_change_s"`
+	TimeTotalChangeRaw float64 `json:"time_total_change_raw_s"`
+	ErrorsA            int64   `json:"5xx_a"`
+	ErrorsB            int64   `json:"5xx_b"`
+	ClosedA            int64   `json:"499_a"`
+	ClosedB            int64   `json:"499_b"`
 }
 
 // Diff compares two reports. Both should come from profiles with the same
 // grouping (see LearnedPatterns and Options.Collapse); rows are matched by
-// method and path. Rows are ordered by the size of the change in total time,
+// method and path. B is scaled to A's window when the windows differ (see
+// DiffReport). Rows are ordered by the size of the change in total time,
 // largest first.
 func Diff(a, b *Report) *DiffReport {
-	d := &DiffReport{A: side(a), B: side(b)}
+	d := &DiffReport{A: side(a), B: side(b), Basis: BasisTotals, Scale: 1}
+	wa, wb := d.A.Window, d.B.Window
+	switch {
+	case wa > 0 && wb > 0 && math.Abs(wa-wb) > max(1, WindowTolerance*max(wa, wb)):
+		d.Basis, d.Scale = BasisPerSecond, wa/wb
+		d.Notes = append(d.Notes, fmt.Sprintf("the logs cover windows of different lengths (A %s, B %s): B's calls and times are scaled ×%.3g to A's window, "+
+			"so rows compare rates per second of window; B's raw totals are kept (count_b, time_total_b_s)", seconds(wa), seconds(wb), d.Scale))
+	case (wa > 0) != (wb > 0):
+		unknown := "A"
+		if wb <= 0 {
+			unknown = "B"
+		}
+		d.Notes = append(d.Notes, fmt.Sprintf("%s's window is unknown (fewer than two timestamped requests): totals are compared as they are, not per second", unknown))
+	}
 	type key struct{ m, p string }
 	idx := map[key]int{}
 	for _, e := range a.Endpoints {
 		idx[key{e.Method, e.Path}] = len(d.Endpoints)
 		d.Endpoints = append(d.Endpoints, DiffRow{Method: e.Method, Path: e.Path, Status: "only a",
-			CountA: e.Count, P99A: e.TimeP99, AvgA: e.TimeAvg, TimeTotalA: e.TimeTotal, ErrorsA: e.Status.S5xx})
+			CountA: e.Count, P99A: e.TimeP99, AvgA: e.TimeAvg, TimeTotalA: e.TimeTotal, ErrorsA: e.Status.S5xx, ClosedA: e.Status.ClientClosed})
 	}
 	for _, e := range b.Endpoints {
 		i, ok := idx[key{e.Method, e.Path}]
@@ -66,12 +119,15 @@ func Diff(a, b *Report) *DiffReport {
 			d.Endpoints[i].Status = "both"
 		}
 		r := &d.Endpoints[i]
-		r.CountB, r.P99B, r.AvgB, r.TimeTotalB, r.ErrorsB = e.Count, e.TimeP99, e.TimeAvg, e.TimeTotal, e.Status.S5xx
+		r.CountB, r.P99B, r.AvgB, r.TimeTotalB, r.ErrorsB, r.ClosedB = e.Count, e.TimeP99, e.TimeAvg, e.TimeTotal, e.Status.S5xx, e.Status.ClientClosed
 	}
 	for i := range d.Endpoints {
 		r := &d.Endpoints[i]
 		r.CountChange = r.CountB - r.CountA
-		r.TimeTotalChange = r.TimeTotalB - r.TimeTotalA
+		r.CountBScaled = float64(r.CountB) * d.Scale
+		r.TimeTotalBScaled = r.TimeTotalB * d.Scale
+		r.TimeTotalChange = r.TimeTotalBScaled - r.TimeTotalA
+		r.TimeTotalChangeRaw = r.TimeTotalB - r.TimeTotalA
 		if r.P99A > 0 {
 			r.P99Ratio = r.P99B / r.P99A
 		}
@@ -90,7 +146,20 @@ func Diff(a, b *Report) *DiffReport {
 }
 
 func side(r *Report) DiffSide {
-	return DiffSide{Inputs: r.Overall.Inputs, Requests: r.Overall.Requests, TimeTotal: r.Overall.TimeTotal, Rate: r.Overall.Rate}
+	o := r.Overall
+	s := DiffSide{Inputs: o.Inputs, Requests: o.Requests, TimeTotal: o.TimeTotal, Rate: o.Rate, ClientClosed: o.ClientClosed}
+	if o.FirstSeen != nil && o.LastSeen != nil {
+		s.Window = max(o.LastSeen.Sub(*o.FirstSeen).Seconds(), 0)
+	}
+	if s.Window > 0 {
+		s.TimePerSecond = s.TimeTotal / s.Window
+	}
+	return s
+}
+
+// seconds formats a window for a note.
+func seconds(s float64) string {
+	return time.Duration(math.Round(s) * float64(time.Second)).String()
 }
 
 // LearnedPatterns lists a report's learned groups, for Options.Collapse.

@@ -3,8 +3,11 @@
 // reports per endpoint the count, share of total time, status classes,
 // request-time distribution (sum, avg, min, p50, p90, p95, p99, max),
 // upstream time and body bytes, plus the slowest single requests and the
-// overall rate and static/dynamic split. Diff compares two profiles endpoint
-// by endpoint.
+// overall rate and static/dynamic split. nginx's 499 (the client closed the
+// connection, as the last requests of a bench run do) is counted apart
+// (StatusCounts.ClientClosed), neither a 4xx nor a server error. Diff
+// compares two profiles endpoint by endpoint, per second of window when
+// the two logs cover windows of different lengths (see DiffReport).
 //
 // # Grouping
 //

@@ -17,6 +17,9 @@ const MaxLineBytes = 1 << 20
 // Skip reasons added by the reader (parsers add their own).
 const (
 	ReasonLineTooLong = "line longer than 1 MiB"
+	// ReasonUnread is the line a read error cut off (the input's error
+	// says where).
+	ReasonUnread = "line cut off by a read error"
 )
 
 // lineBoundaries cut chunks at line ends.
@@ -40,13 +43,15 @@ type LogOptions struct {
 // Result is what FromLogs read: the merged profiler and the skip counts.
 type Result struct {
 	Profiler *Profiler
-	Bytes    int64
+	Bytes    int64 // every byte read, parsed or dropped
 	Skipped  map[string]int64
 }
 
 // FromLogs profiles every input with parser p, in parallel. A read error
 // stops the run and is returned with the input's name, together with what
-// was read before it.
+// was read before it: inputs from input.Open fail with an *input.ReadError
+// when a gzip stream ends early, is corrupt or is followed by junk, or when
+// a file is read short of its size.
 func FromLogs(ctx context.Context, inputs []input.Input, p accesslog.Parser, opt LogOptions) (*Result, error) {
 	workers := chunk.Workers(opt.Workers)
 	type worker struct {
@@ -60,19 +65,24 @@ func FromLogs(ctx context.Context, inputs []input.Input, p accesslog.Parser, opt
 	for i := range ws {
 		ws[i] = &worker{parser: p.Clone(), prof: NewProfiler(opt.Profile), skipped: map[string]int64{}}
 	}
-	tooLarge := int64(0)
+	var tooLarge, dropped, unread int64
 	split := opt.Split
 	if split.MaxRecord == 0 {
 		split.MaxRecord = MaxLineBytes
 	}
 	err := chunk.Parallel(ctx, workers, func(send func(chunk.Job) error) error {
 		for i, in := range inputs {
-			n, err := chunk.Split(in.R, split, lineBoundaries, func(c chunk.Chunk) error {
+			cs, err := chunk.Split(in.R, split, lineBoundaries, func(c chunk.Chunk) error {
 				return send(chunk.Job{Input: i, Chunk: c})
 			})
-			tooLarge += n
+			tooLarge += cs.TooLarge
+			dropped += cs.TooLargeBytes + cs.JunkBytes + cs.UnreadBytes
+			if cs.UnreadBytes > 0 {
+				unread++
+			}
 			if err != nil {
-				if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				var re *input.ReadError
+				if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &re) {
 					return err
 				}
 				return fmt.Errorf("%s: %w", in.Name, err)
@@ -99,9 +109,12 @@ func FromLogs(ctx context.Context, inputs []input.Input, p accesslog.Parser, opt
 		})
 		j.Chunk.Release()
 	})
-	res := &Result{Profiler: ws[0].prof, Skipped: map[string]int64{}}
+	res := &Result{Profiler: ws[0].prof, Bytes: dropped, Skipped: map[string]int64{}}
 	if tooLarge > 0 {
 		res.Skipped[ReasonLineTooLong] += tooLarge
+	}
+	if unread > 0 {
+		res.Skipped[ReasonUnread] += unread
 	}
 	for i, wk := range ws {
 		if i > 0 {

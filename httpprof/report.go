@@ -20,19 +20,22 @@ type Report struct {
 
 // Overall summarises every request kept.
 type Overall struct {
-	Inputs         []string   `json:"inputs"`
-	Bytes          int64      `json:"bytes"`
-	Requests       int64      `json:"requests"`
-	Filtered       int64      `json:"filtered"`
-	Endpoints      int        `json:"endpoints"`
-	EndpointsShown int        `json:"endpoints_shown"`
-	Timed          int64      `json:"timed"`
-	TimeTotal      float64    `json:"time_total_s"`
-	FirstSeen      *time.Time `json:"first_seen,omitempty"`
-	LastSeen       *time.Time `json:"last_seen,omitempty"`
-	Rate           float64    `json:"requests_per_s,omitempty"`
-	Static         Share      `json:"static"`
-	Dynamic        Share      `json:"dynamic"`
+	Inputs         []string `json:"inputs"`
+	Bytes          int64    `json:"bytes"`
+	Requests       int64    `json:"requests"`
+	Filtered       int64    `json:"filtered"`
+	Endpoints      int      `json:"endpoints"`
+	EndpointsShown int      `json:"endpoints_shown"`
+	Timed          int64    `json:"timed"`
+	TimeTotal      float64  `json:"time_total_s"`
+	// ClientClosed is the requests the client closed (status 499), over
+	// every endpoint.
+	ClientClosed int64      `json:"client_closed"`
+	FirstSeen    *time.Time `json:"first_seen,omitempty"`
+	LastSeen     *time.Time `json:"last_seen,omitempty"`
+	Rate         float64    `json:"requests_per_s,omitempty"`
+	Static       Share      `json:"static"`
+	Dynamic      Share      `json:"dynamic"`
 }
 
 // Share is the part of requests and of request time in a category.
@@ -50,14 +53,21 @@ type Skipped struct {
 	Reasons map[string]int64 `json:"reasons"`
 }
 
-// StatusCounts are requests per status class.
+// StatusClientClosed is nginx's 499: the client closed the connection
+// before the response (a bench run ending, a user leaving). It is counted
+// apart (StatusCounts.ClientClosed), neither a 4xx nor a server error.
+const StatusClientClosed = 499
+
+// StatusCounts are requests per status class. S4xx does not include 499,
+// counted in ClientClosed.
 type StatusCounts struct {
-	S1xx  int64 `json:"1xx"`
-	S2xx  int64 `json:"2xx"`
-	S3xx  int64 `json:"3xx"`
-	S4xx  int64 `json:"4xx"`
-	S5xx  int64 `json:"5xx"`
-	Other int64 `json:"other,omitempty"`
+	S1xx         int64 `json:"1xx"`
+	S2xx         int64 `json:"2xx"`
+	S3xx         int64 `json:"3xx"`
+	S4xx         int64 `json:"4xx"`
+	S5xx         int64 `json:"5xx"`
+	ClientClosed int64 `json:"499"`
+	Other        int64 `json:"other,omitempty"`
 }
 
 // UpstreamTimes summarise $upstream_response_time.
@@ -109,7 +119,7 @@ type LearnedGroup struct {
 
 // SortKeys are the columns Endpoints can be sorted by.
 var SortKeys = []string{"total", "count", "avg", "min", "p50", "p90", "p95", "p99", "max", "bytes", "bytes-avg",
-	"2xx", "3xx", "4xx", "5xx", "upstream", "path"}
+	"2xx", "3xx", "4xx", "5xx", "499", "upstream", "path"}
 
 // ReportOptions selects and orders endpoints.
 type ReportOptions struct {
@@ -179,11 +189,12 @@ func (r *Report) Finish(opt ReportOptions) {
 	sortEndpoints(r.Endpoints, opt.Sort)
 	o := &r.Overall
 	o.Endpoints = len(r.Endpoints)
-	o.TimeTotal, o.Static, o.Dynamic = 0, Share{}, Share{}
+	o.TimeTotal, o.ClientClosed, o.Static, o.Dynamic = 0, 0, Share{}, Share{}
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
 		e.Rank = i + 1
 		o.TimeTotal += e.TimeTotal
+		o.ClientClosed += e.Status.ClientClosed
 		o.Static.Requests += e.StaticRequests
 		o.Static.TimeTotal += e.StaticTimeTotal
 		o.Dynamic.Requests += e.Count - e.StaticRequests
@@ -242,6 +253,8 @@ func sortValue(e *Endpoint, key string) float64 {
 		return float64(e.Status.S4xx)
 	case "5xx":
 		return float64(e.Status.S5xx)
+	case "499":
+		return float64(e.Status.ClientClosed)
 	case "upstream":
 		if e.Upstream != nil {
 			return e.Upstream.Total

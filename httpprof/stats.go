@@ -11,6 +11,9 @@ import (
 type stats struct {
 	count  int64
 	status [6]int64 // 1xx..5xx, then unknown
+	// closed counts nginx's 499 (the client closed the connection, as a
+	// bench run's last requests do): not a 4xx, not the server's error.
+	closed int64
 	bytes  int64
 	// static counts requests for static files (by extension) and their
 	// time: a learned /static/:name still knows it serves .js files.
@@ -40,9 +43,12 @@ func (s *stats) add(r *accesslog.Record, static bool) {
 			s.staticUs += micros(r.RequestTime)
 		}
 	}
-	if r.Has&accesslog.HasStatus != 0 && r.Status >= 100 && r.Status < 600 {
+	switch {
+	case r.Has&accesslog.HasStatus != 0 && r.Status == StatusClientClosed:
+		s.closed++
+	case r.Has&accesslog.HasStatus != 0 && r.Status >= 100 && r.Status < 600:
 		s.status[r.Status/100-1]++
-	} else {
+	default:
 		s.status[5]++
 	}
 	s.bytes += r.BodyBytes
@@ -69,6 +75,7 @@ func (s *stats) merge(o *stats) {
 	for i := range s.status {
 		s.status[i] += o.status[i]
 	}
+	s.closed += o.closed
 	s.bytes += o.bytes
 	s.timed += o.timed
 	s.timeUs += o.timeUs
@@ -89,7 +96,8 @@ func (s *stats) endpoint(method, path string) Endpoint {
 		Count:      s.count,
 		BytesTotal: s.bytes,
 		Status: StatusCounts{
-			S1xx: s.status[0], S2xx: s.status[1], S3xx: s.status[2], S4xx: s.status[3], S5xx: s.status[4], Other: s.status[5],
+			S1xx: s.status[0], S2xx: s.status[1], S3xx: s.status[2], S4xx: s.status[3], S5xx: s.status[4],
+			ClientClosed: s.closed, Other: s.status[5],
 		},
 		Static:          s.static*2 > s.count,
 		StaticRequests:  s.static,

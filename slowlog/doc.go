@@ -29,7 +29,14 @@
 // Nothing panics and nothing is lost silently: an event that cannot be used is
 // skipped and counted under a reason (see the Reason constants): a header with
 // no query (truncated), query text with no header, a line longer than
-// MaxLineBytes, binary junk (NUL bytes), a missing or unparseable Query_time.
+// MaxLineBytes, binary junk (NUL bytes), a missing or unparseable Query_time,
+// an event larger than 64 MiB (Split), the event a read error cut off.
+//
+// Binary junk runs from a line with a NUL byte to the next `# Time:` or `#
+// User@Host:` line: the event it falls in is skipped, and a run between
+// events is counted once. Split drops such a run as it reads it, so a
+// megabyte or a gigabyte of random bytes costs the same memory, and the
+// result is the same as the parser's reading the junk itself.
 //
 // # Parallelism
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"time"
 
+	"github.com/stacktune/stacktune/chunk"
 	"github.com/stacktune/stacktune/internal/bytesconv"
 )
 
@@ -20,6 +21,9 @@ const (
 	ReasonNoQueryTime   = "missing Query_time"
 	ReasonBadQueryTime  = "unparseable Query_time"
 	ReasonEventTooLarge = "event larger than 64 MiB"
+	// ReasonUnread is the event a read error cut off (the input's error
+	// says where).
+	ReasonUnread = "event cut off by a read error"
 )
 
 // Stats counts what a parser saw. Skipped maps a Reason to how many events
@@ -28,7 +32,7 @@ const (
 // know, BadValues by name when the value did not parse (`Rows_sent: many`).
 type Stats struct {
 	Events        int64            `json:"events"`
-	Bytes         int64            `json:"bytes"`
+	Bytes         int64            `json:"bytes"` // read: parsed, or dropped by Split (AddSplit)
 	Skipped       map[string]int64 `json:"skipped,omitempty"`
 	UnknownFields map[string]int64 `json:"unknown_fields,omitempty"`
 	BadValues     map[string]int64 `json:"bad_values,omitempty"`
@@ -52,6 +56,19 @@ func (s *Stats) Merge(o *Stats) {
 	}
 	s.UnknownFields = addCounts(s.UnknownFields, o.UnknownFields)
 	s.BadValues = addCounts(s.BadValues, o.BadValues)
+}
+
+// AddSplit adds what Split read and dropped: the bytes it dropped (so Bytes
+// is every byte read), the events too large to keep and the one a read
+// error cut off.
+func (s *Stats) AddSplit(cs chunk.Stats) {
+	s.Bytes += cs.TooLargeBytes + cs.JunkBytes + cs.UnreadBytes
+	if cs.TooLarge > 0 {
+		s.skip(ReasonEventTooLarge, cs.TooLarge)
+	}
+	if cs.UnreadBytes > 0 {
+		s.skip(ReasonUnread, 1)
+	}
 }
 
 func addCounts(dst, src map[string]int64) map[string]int64 {
@@ -114,6 +131,7 @@ type Parser struct {
 	lastTime     time.Time
 	lastTimeText []byte
 	orphan       bool // inside a run of query lines without header (counted once)
+	junk         bool // inside a run of binary junk, up to the next event start
 	onlyTime     bool // the previous line began the event with `# Time:`
 	timeOK       bool // the header line being read starts with `# Time:`
 }
@@ -130,6 +148,23 @@ func (p *Parser) Parse(data []byte, visit func(*Event)) {
 // before data (Chunk.PrevTime), so events before the chunk's own first Time
 // line get the right time; nil if none.
 func (p *Parser) ParseChunk(data []byte, base int64, prevTime []byte, visit func(*Event)) {
+	p.parse(data, base, prevTime, false, visit)
+}
+
+// ParseSplit parses a chunk from Split: ParseChunk, and when Split dropped
+// binary junk right after the chunk (JunkAfter), the last event ends as
+// junk, as it would had the junk been parsed.
+func (p *Parser) ParseSplit(c Chunk, visit func(*Event)) {
+	p.parse(c.Data, c.Base, c.PrevTime, c.JunkAfter, visit)
+}
+
+// ParseJob is ParseSplit for a chunk.Job made from a Chunk (Extra is its
+// PrevTime).
+func (p *Parser) ParseJob(j chunk.Job, visit func(*Event)) {
+	p.parse(j.Chunk.Data, j.Chunk.Base, j.Extra, j.Chunk.JunkAfter, visit)
+}
+
+func (p *Parser) parse(data []byte, base int64, prevTime []byte, junkAfter bool, visit func(*Event)) {
 	p.Stats.Bytes += int64(len(data))
 	p.reset(base)
 	p.lastTime, p.lastTimeText = time.Time{}, p.lastTimeText[:0]
@@ -152,7 +187,11 @@ func (p *Parser) ParseChunk(data []byte, base int64, prevTime []byte, visit func
 		p.line(data, pos, end, line, base, visit)
 		pos = next
 	}
+	if junkAfter && !p.junk {
+		p.startJunk(data, visit)
+	}
 	p.flush(data, visit)
+	p.junk = false
 }
 
 func (p *Parser) reset(base int64) {
@@ -165,6 +204,8 @@ func (p *Parser) reset(base int64) {
 	p.setTS = 0
 	p.timeLine = nil
 	p.orphan = false
+	p.onlyTime = false
+	p.junk = false
 }
 
 func (p *Parser) line(data []byte, start, end int, line []byte, base int64, visit func(*Event)) {
@@ -172,6 +213,22 @@ func (p *Parser) line(data []byte, start, end int, line []byte, base int64, visi
 	// `# User@Host:` line.
 	afterTime := p.onlyTime
 	p.onlyTime = false
+	if p.junk {
+		if !isEventStart(line) {
+			return
+		}
+		p.junk = false // the junk ends where the next event starts
+	}
+	if bytes.IndexByte(line, 0) >= 0 {
+		if isEventStart(line) && !(afterTime && bytes.HasPrefix(line, userHostPrefix)) {
+			// The line would start a new event: what came before it is
+			// whole, and the junk is a run of its own.
+			p.flush(data, visit)
+			p.orphan = false
+		}
+		p.startJunk(data, visit)
+		return
+	}
 	if len(line) > MaxLineBytes {
 		if p.st == stNone {
 			p.Stats.skip(ReasonLineTooLong, 1)
@@ -228,11 +285,7 @@ func (p *Parser) line(data []byte, start, end int, line []byte, base int64, visi
 		}
 		if !p.orphan {
 			p.orphan = true
-			if bytes.IndexByte(line, 0) >= 0 {
-				p.Stats.skip(ReasonBinaryJunk, 1)
-			} else {
-				p.Stats.skip(ReasonMissingHeader, 1)
-			}
+			p.Stats.skip(ReasonMissingHeader, 1)
 		}
 		return
 	case stHeader:
@@ -264,9 +317,22 @@ func (p *Parser) line(data []byte, start, end int, line []byte, base int64, visi
 		}
 		p.qEnd = end
 	}
-	if bytes.IndexByte(line, 0) >= 0 {
+}
+
+// startJunk begins a run of binary junk at a line with a NUL byte: the open
+// event is skipped as junk (or, between events, the run is counted once,
+// unless it continues a run of headerless text already counted), and every
+// line up to the next `# Time:` or `# User@Host:` line is ignored. Split
+// drops the same run (Boundaries), so it never has to hold it.
+func (p *Parser) startJunk(data []byte, visit func(*Event)) {
+	if p.st != stNone {
 		p.markBad(ReasonBinaryJunk)
+		p.flush(data, visit)
+	} else if !p.orphan {
+		p.Stats.skip(ReasonBinaryJunk, 1)
 	}
+	p.orphan = false
+	p.junk = true
 }
 
 func (p *Parser) begin(start int, base int64) {
@@ -306,6 +372,9 @@ func (p *Parser) flush(data []byte, visit func(*Event)) {
 		ev.DB = p.useDB
 	}
 	switch {
+	case p.bad == ReasonBinaryJunk: // whatever the junk cut off
+		p.Stats.skip(p.bad, 1)
+		return
 	case len(ev.Query) == 0:
 		p.Stats.skip(ReasonTruncated, 1)
 		return

@@ -16,14 +16,18 @@ type Chunk struct {
 }
 
 // Boundaries are where slow-log events start: a `# Time:` line, or a
-// `# User@Host:` line that does not directly follow one.
-var Boundaries = chunk.Boundaries{Last: lastBoundary, First: firstBoundary}
+// `# User@Host:` line that does not directly follow one. A line with a NUL
+// byte is junk: the parser skips it and everything after it up to the next
+// event start (see Parser), so Split need not hold a run of binary junk.
+var Boundaries = chunk.Boundaries{Last: lastBoundary, First: firstBoundary, Junk: junkLine}
 
 // Split reads r to the end and calls emit, in order, with chunks that begin
-// at an event boundary, each carrying the last `# Time:` line before it. It
-// returns the number of events skipped for being larger than
-// opt.MaxRecord. An error from emit stops it.
-func Split(r io.Reader, opt chunk.Options, emit func(Chunk) error) (tooLarge int64, err error) {
+// at an event boundary, each carrying the last `# Time:` line before it.
+// Pass each chunk to Parser.ParseSplit. The stats count the bytes read and
+// dropped; Stats.TooLarge is the number of events skipped for being larger
+// than opt.MaxRecord (ReasonEventTooLarge). An error from emit or from r
+// stops it (see chunk.Split).
+func Split(r io.Reader, opt chunk.Options, emit func(Chunk) error) (chunk.Stats, error) {
 	var prevTime []byte
 	return chunk.Split(r, opt, Boundaries, func(c chunk.Chunk) error {
 		sc := Chunk{Chunk: c, PrevTime: prevTime}
@@ -59,6 +63,16 @@ func lastBoundary(b []byte) int {
 		return t + 1
 	}
 	return -1
+}
+
+// junkLine returns the start of the first line with a NUL byte at or after
+// from, or -1.
+func junkLine(b []byte, from int) int {
+	k := bytes.IndexByte(b[from:], 0)
+	if k < 0 {
+		return -1
+	}
+	return bytes.LastIndexByte(b[:from+k], '\n') + 1
 }
 
 // firstBoundary returns the offset of the first event start after offset 0.

@@ -20,9 +20,9 @@ func parseSplit(t testing.TB, data []byte, opt chunk.Options) (string, Stats) {
 	var offsets []int64
 	var st Stats
 	var p Parser
-	tooLarge, err := Split(bytes.NewReader(data), opt, func(c Chunk) error {
+	cs, err := Split(bytes.NewReader(data), opt, func(c Chunk) error {
 		defer c.Release()
-		p.ParseChunk(c.Data, c.Base, c.PrevTime, func(e *Event) {
+		p.ParseSplit(c, func(e *Event) {
 			lines = append(lines, eventLine(e))
 			offsets = append(offsets, e.Offset)
 		})
@@ -32,9 +32,7 @@ func parseSplit(t testing.TB, data []byte, opt chunk.Options) (string, Stats) {
 		t.Fatal(err)
 	}
 	st.Merge(&p.Stats)
-	if tooLarge > 0 {
-		st.skip(ReasonEventTooLarge, tooLarge)
-	}
+	st.AddSplit(cs)
 	idx := make([]int, len(lines))
 	for i := range idx {
 		idx[i] = i
@@ -115,5 +113,69 @@ func TestSplitNoBoundary(t *testing.T) {
 	_, st := parseSplit(t, data, chunk.Options{Size: 4096, MaxRecord: 64 << 10})
 	if st.Skipped[ReasonEventTooLarge] != 1 || st.Events != 0 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestSplitDropsBinaryJunk checks that runs of binary junk, however long,
+// are dropped by Split without being held, and that the events and skip
+// counts are the same as when the parser reads the junk itself.
+func TestSplitDropsBinaryJunk(t *testing.T) {
+	ev := func(q string) string {
+		return "# Time: 2024-05-01T10:00:00Z\n# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\n" + q + ";\n"
+	}
+	noise := func(n int) string {
+		b := make([]byte, n)
+		x := uint32(7)
+		for i := range b {
+			x = x*1664525 + 1013904223
+			b[i] = byte(x >> 24)
+		}
+		return string(b)
+	}
+	big := noise(3 << 20)
+	cases := []struct {
+		name   string
+		log    string
+		events int64
+		junk   int64 // binary junk skips
+	}{
+		{"junk at the start", big + "\n" + ev("SELECT 1"), 1, 1},
+		{"junk between events", ev("SELECT 1") + big + "\n" + ev("SELECT 2"), 1, 1},
+		{"junk in a query", ev("SELECT 1\n"+big) + ev("SELECT 2"), 1, 1},
+		{"junk in a header", "# Time: 2024-05-01T10:00:00Z\n# User@Host: a[a] @ h []\n# Query_time: " + big + "\n" + ev("SELECT 2"), 1, 1},
+		{"junk on a User@Host line after Time", "# Time: 2024-05-01T10:00:00Z\n# User@Host: \x00" + big + "\n" + ev("SELECT 2"), 1, 1},
+		{"junk on a Time line", "# Time: \x00" + big + "\n" + ev("SELECT 2"), 1, 1},
+		{"junk after headerless text", "some text\n" + big + "\n" + ev("SELECT 2"), 1, 0},
+		{"junk after a query is part of it, to the end", ev("SELECT 1") + big, 0, 1},
+		{"two runs", big + "\n" + ev("SELECT 1") + big + "\n" + ev("SELECT 2"), 1, 2},
+		{"Query_time line inside junk starts nothing", ev("SELECT 1") + "\x00\n# Query_time: 1\nSELECT 3;\n" + ev("SELECT 2"), 1, 1},
+	}
+	for _, tc := range cases {
+		data := []byte(tc.log)
+		want, ws := wholeParse(data)
+		if ws.Events != tc.events || ws.Skipped[ReasonBinaryJunk] != tc.junk {
+			t.Errorf("%s: whole parse: %d events, skipped %v; want %d events, %d junk", tc.name, ws.Events, ws.Skipped, tc.events, tc.junk)
+		}
+		for _, size := range []int{64, 4096, 1 << 20} {
+			t.Run(fmt.Sprintf("%s/chunk=%d", tc.name, size), func(t *testing.T) {
+				got, st := parseSplit(t, data, chunk.Options{Size: size})
+				if got != want {
+					t.Errorf("events differ:\n%s", golden.Diff(want, got))
+				}
+				if fmt.Sprint(st.Skipped) != fmt.Sprint(ws.Skipped) || st.Events != ws.Events || st.Bytes != int64(len(data)) {
+					t.Errorf("stats %+v, want %+v (bytes %d)", st, ws, len(data))
+				}
+				// The junk is dropped as it is read, never gathered.
+				longest := 0
+				Split(bytes.NewReader(data), chunk.Options{Size: size}, func(c Chunk) error {
+					longest = max(longest, len(c.Data))
+					c.Release()
+					return nil
+				})
+				if longest > 2*size+1024 {
+					t.Errorf("a chunk of %d bytes", longest)
+				}
+			})
+		}
 	}
 }

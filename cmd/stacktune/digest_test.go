@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,4 +175,83 @@ func TestDigestLiveCLI(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// gzipCuts writes data gzipped, whole and damaged the ways a log can be:
+// cut at 1/4 and 1/2 (a copy in progress, a full disk), without the last 8
+// bytes (the trailer: checksum and length), and with junk after it.
+func gzipCuts(t *testing.T, data []byte) map[string]string {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	zw.Close()
+	z := b.Bytes()
+	dir := t.TempDir()
+	out := map[string]string{}
+	for name, d := range map[string][]byte{
+		"whole":           z,
+		"cut at 1/4":      z[:len(z)/4],
+		"cut at 1/2":      z[:len(z)/2],
+		"trailer missing": z[:len(z)-8],
+		"trailing junk":   append(bytes.Clone(z), "\x00 not gzip\n"...),
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".gz")
+		if err := os.WriteFile(path, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = path
+	}
+	return out
+}
+
+// TestDigestGzipCut: a damaged gzip log is an error naming the file and the
+// compressed offset reached (exit status 1), and the report of what was
+// read is still printed, saying it is incomplete.
+func TestDigestGzipCut(t *testing.T) {
+	var log bytes.Buffer
+	for i := 0; i < 16000; i++ {
+		fmt.Fprintf(&log, "# Time: 2026-11-22T10:%02d:%02d.000000Z\n# User@Host: app[app] @ localhost []  Id: 12\n"+
+			"# Query_time: 0.%06d  Lock_time: 0.000010 Rows_sent: 1  Rows_examined: %d\nSET timestamp=1795860000;\nSELECT c FROM sbtest%d WHERE id=%d;\n",
+			i/60%60, i%60, i*7919%1000000, i%10000, i%9, i*31%100003)
+	}
+	files := gzipCuts(t, log.Bytes())
+	cases := []struct {
+		name    string
+		wantErr string
+	}{
+		{"whole", ""},
+		{"cut at 1/4", "gzip data ends early at compressed byte"},
+		{"cut at 1/2", "gzip data ends early at compressed byte"},
+		{"trailer missing", "gzip data ends early at compressed byte"},
+		{"trailing junk", "junk after the gzip data at compressed byte"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := files[tc.name]
+			out, _, err := run(t, "", "digest", "--format", "json", path)
+			var r struct {
+				Overall struct {
+					Events int64 `json:"events"`
+				} `json:"overall"`
+				Notes []string `json:"notes"`
+			}
+			if jerr := json.Unmarshal([]byte(out), &r); jerr != nil {
+				t.Fatalf("no report: %v\n%s", jerr, out)
+			}
+			if tc.wantErr == "" {
+				if err != nil || r.Overall.Events != 16000 {
+					t.Fatalf("error %v, %d events", err, r.Overall.Events)
+				}
+				return
+			}
+			st, _ := os.Stat(path)
+			if err == nil || !strings.Contains(err.Error(), path+": "+tc.wantErr) || !strings.Contains(err.Error(), fmt.Sprintf(" of %d ", st.Size())) {
+				t.Fatalf("error %v, want %q naming the file and its size", err, tc.wantErr)
+			}
+			if r.Overall.Events == 0 || !strings.Contains(strings.Join(r.Notes, "\n"), "incomplete: "+path) {
+				t.Errorf("%d events, notes %q", r.Overall.Events, r.Notes)
+			}
+		})
+	}
 }

@@ -329,7 +329,8 @@ func runHTTPDiff(ctx context.Context, o httpOptions, a, b string, stdin io.Reade
 			}
 		}
 	}
-	return report.HTTPDiff(stdout, httpprof.Diff(ra, rb), o.format, o.limit)
+	d := httpprof.Diff(ra, rb)
+	return report.HTTPDiff(stdout, d, o.format, o.limit)
 }
 
 func newPatterns(have, got []string) []string {

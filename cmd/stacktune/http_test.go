@@ -219,3 +219,117 @@ func TestHTTPDiffCLI(t *testing.T) {
 		t.Error("diff with one argument accepted")
 	}
 }
+
+// TestHTTPGzipCut: as digest, a damaged gzip access log is an error naming
+// the file and the compressed offset reached (exit status 1), with the
+// report of what was read still printed and saying it is incomplete.
+func TestHTTPGzipCut(t *testing.T) {
+	data, err := os.ReadFile(writeLog(t, "access.log", 40000, 0.300, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := gzipCuts(t, data)
+	cases := []struct {
+		name    string
+		wantErr string
+	}{
+		{"whole", ""},
+		{"cut at 1/4", "gzip data ends early at compressed byte"},
+		{"cut at 1/2", "gzip data ends early at compressed byte"},
+		{"trailer missing", "gzip data ends early at compressed byte"},
+		{"trailing junk", "junk after the gzip data at compressed byte"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := files[tc.name]
+			out, _, err := run(t, "", "http", "--format", "json", path)
+			var r httpJSON
+			if jerr := json.Unmarshal([]byte(out), &r); jerr != nil {
+				t.Fatalf("no report: %v\n%s", jerr, out)
+			}
+			if tc.wantErr == "" {
+				if err != nil || r.Overall.Requests != 40000 {
+					t.Fatalf("error %v, %d requests", err, r.Overall.Requests)
+				}
+				return
+			}
+			st, _ := os.Stat(path)
+			if err == nil || !strings.Contains(err.Error(), path+": "+tc.wantErr) || !strings.Contains(err.Error(), fmt.Sprintf(" of %d ", st.Size())) {
+				t.Fatalf("error %v, want %q naming the file and its size", err, tc.wantErr)
+			}
+			if r.Overall.Requests == 0 || !strings.Contains(strings.Join(r.Notes, "\n"), "incomplete: "+path) {
+				t.Errorf("%d requests, notes %q", r.Overall.Requests, r.Notes)
+			}
+			// The diff of a damaged log fails the same way.
+			if _, _, err := run(t, "", "http", "diff", files["whole"], path); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("diff: error %v", err)
+			}
+		})
+	}
+}
+
+// TestHTTPHostileLines: bad lines among the first twenty do not stop
+// format detection (they are counted as skipped), and nginx's 499 is
+// counted apart from 4xx.
+func TestHTTPHostileLines(t *testing.T) {
+	data, _ := os.ReadFile(writeLog(t, "timed.log", 40, 0.300, true))
+	lines := strings.SplitAfter(string(data), "\n")
+	bad := []string{"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\n", "<html>502 Bad Gateway</html>\n", `192.0.2.1 - - [01/Nov/2026:12:00:00 +0900] "GET /cut` + "\n"}
+	mixed := strings.Join(append(append(bad[:1:1], lines[:5]...), append(bad[1:], lines[5:]...)...), "")
+	mixed = strings.Replace(mixed, `"GET /friends HTTP/1.1" 200`, `"GET /friends HTTP/1.1" 499`, 3)
+	path := filepath.Join(t.TempDir(), "mixed.log")
+	os.WriteFile(path, []byte(mixed), 0o644)
+	out, _, err := run(t, "", "http", "--format", "json", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r httpJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Overall.Requests != 40 || r.Skipped.Count != 3 {
+		t.Errorf("requests %d, skipped %+v", r.Overall.Requests, r.Skipped)
+	}
+	for _, e := range r.Endpoints {
+		if e.Path == "/friends" && (e.Status["499"] != 3 || e.Status["4xx"] != 0 || e.Status["2xx"] != 7) {
+			t.Errorf("/friends status %v", e.Status)
+		}
+	}
+}
+
+// TestHTTPDiffWindows: logs over windows of different lengths are compared
+// per second of window, and the output says so.
+func TestHTTPDiffWindows(t *testing.T) {
+	a := writeLog(t, "a.log", 400, 0.300, true) // 400 s
+	b := writeLog(t, "b.log", 200, 0.300, true) // 200 s, the same rate and times
+	out, _, err := run(t, "", "http", "diff", "--format", "json", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Basis     string   `json:"basis"`
+		Scale     float64  `json:"scale_b"`
+		Notes     []string `json:"notes"`
+		Endpoints []struct {
+			Path      string  `json:"path"`
+			Change    float64 `json:"time_total_change_s"`
+			ChangeRaw float64 `json:"time_total_change_raw_s"`
+			TotalB    float64 `json:"time_total_b_s"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Basis != "per second of window" || d.Scale < 1.9 || d.Scale > 2.1 || len(d.Notes) == 0 {
+		t.Errorf("basis %q scale %v notes %q", d.Basis, d.Scale, d.Notes)
+	}
+	for _, e := range d.Endpoints {
+		if e.Path == "/friends" && (e.Change < -1.5 || e.Change > 1.5 || e.ChangeRaw > -14 || e.TotalB < 14) {
+			t.Errorf("/friends: change %v (raw %v, B total %v): same load per second should show no change", e.Change, e.ChangeRaw, e.TotalB)
+		}
+	}
+	out, _, err = run(t, "", "http", "diff", a, b)
+	if err != nil || !strings.Contains(out, "windows of different lengths") || !strings.Contains(out, "per second of window") {
+		t.Errorf("text diff does not say how it compared: %v\n%s", err, out)
+	}
+}
