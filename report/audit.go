@@ -14,6 +14,9 @@ var AuditFormats = []string{Text, JSON, Markdown}
 
 // Audit renders an audit's findings.
 func Audit(w io.Writer, r *advise.Result, format string) error {
+	if r == nil {
+		r = &advise.Result{}
+	}
 	switch format {
 	case JSON:
 		return WriteJSON(w, r)

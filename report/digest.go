@@ -16,6 +16,9 @@ var DigestFormats = []string{Text, JSON, Markdown}
 
 // Digest renders a query digest in the given format.
 func Digest(w io.Writer, r *digest.Report, format string) error {
+	if r == nil {
+		r = &digest.Report{}
+	}
 	switch format {
 	case JSON:
 		return WriteJSON(w, r)
@@ -34,9 +37,11 @@ type errWriter struct {
 	err error
 }
 
+// printf is fprintf: its arguments are cleaned (see Clean), its constant
+// format is not.
 func (e *errWriter) printf(format string, a ...any) {
 	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, a...)
+		_, e.err = fprintf(e.w, format, a...)
 	}
 }
 
@@ -53,7 +58,7 @@ func digestSummary(r *digest.Report) []string {
 	} else {
 		lines = append(lines, "source: "+r.Source)
 	}
-	if o.FirstSeen != nil {
+	if o.FirstSeen != nil && o.LastSeen != nil {
 		lines = append(lines, fmt.Sprintf("window: %s to %s (%s), %s queries/s, concurrency %s",
 			o.FirstSeen.Format(time.RFC3339), o.LastSeen.Format(time.RFC3339), Duration(o.IntervalSeconds), PerSecond(o.QPS), PerSecond(o.Concurrency)))
 	} else if o.IntervalSeconds > 0 {
@@ -123,9 +128,9 @@ func digestText(w io.Writer, r *digest.Report) error {
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew.w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if ew.err == nil {
-		fmt.Fprintf(tw, "Rank\tQuery ID\tTotal\tShare\tCalls\tAvg\tMedian\tp95\tMax\tV/M\tRows ex/sent\tType\t\n")
+		fprintf(tw, "Rank\tQuery ID\tTotal\tShare\tCalls\tAvg\tMedian\tp95\tMax\tV/M\tRows ex/sent\tType\t\n")
 		for _, c := range r.Classes {
-			fmt.Fprintf(tw, "%d\t0x%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Rank, c.ID, Duration(c.TimeTotal),
+			fprintf(tw, "%d\t0x%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Rank, c.ID, Duration(c.TimeTotal),
 				Percent(c.Share), Count(c.Count), Duration(c.TimeAvg), optDuration(c.TimeMedian), optDuration(c.TimeP95),
 				Duration(c.TimeMax), Ratio(c.VM), Ratio(c.RowsExaminedPerSent), c.StatementType)
 		}
@@ -136,7 +141,7 @@ func digestText(w io.Writer, r *digest.Report) error {
 		for _, l := range classLines(&c) {
 			ew.printf("#   %s\n", l)
 		}
-		ew.printf("%s\n", indent(c.Sample, "    "))
+		ew.printf("    %s\n", block{strings.TrimRight(c.Sample, "\n"), "    "})
 	}
 	return ew.err
 }
@@ -164,7 +169,7 @@ func classLines(c *digest.Class) []string {
 	if len(c.Users) > 0 {
 		lines = append(lines, "users: "+countsLine(c.Users, 5))
 	}
-	if c.FirstSeen != nil {
+	if c.FirstSeen != nil && c.LastSeen != nil {
 		lines = append(lines, fmt.Sprintf("seen: %s to %s", c.FirstSeen.Format(time.RFC3339), c.LastSeen.Format(time.RFC3339)))
 	}
 	lines = append(lines, fmt.Sprintf("sample (slowest call, %s):", Duration(c.TimeMax)))
@@ -180,10 +185,6 @@ func maxPart(known bool, v string) string {
 	return ", max " + v
 }
 
-func indent(s, prefix string) string {
-	return prefix + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
-}
-
 func digestMarkdown(w io.Writer, r *digest.Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("# Query digest\n\n")
@@ -193,20 +194,24 @@ func digestMarkdown(w io.Writer, r *digest.Report) error {
 	ew.printf("\n| Rank | Query ID | Total | Share | Calls | Avg | Median | p95 | Max | V/M | Rows ex/sent | Type |\n")
 	ew.printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, c := range r.Classes {
-		ew.printf("| %d | `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Rank, c.ID, Duration(c.TimeTotal),
+		ew.printf("| %d | `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Rank, mdCode(c.ID), Duration(c.TimeTotal),
 			Percent(c.Share), Count(c.Count), Duration(c.TimeAvg), optDuration(c.TimeMedian), optDuration(c.TimeP95),
-			Duration(c.TimeMax), Ratio(c.VM), Ratio(c.RowsExaminedPerSent), c.StatementType)
+			Duration(c.TimeMax), Ratio(c.VM), Ratio(c.RowsExaminedPerSent), mdEscape(c.StatementType))
 	}
 	for _, c := range r.Classes {
 		ew.printf("\n## %d. `%s`: %s of total time, %s calls\n\n", c.Rank, c.ID, Percent(c.Share), Count(c.Count))
 		for _, l := range classLines(&c) {
 			ew.printf("- %s\n", mdEscape(l))
 		}
-		ew.printf("\n```sql\n%s\n```\n", strings.ReplaceAll(c.Sample, "```", "` ` `"))
+		ew.printf("\n```sql\n%s\n```\n", block{strings.ReplaceAll(c.Sample, "```", "` ` `"), ""})
 	}
 	return ew.err
 }
 
-var mdReplacer = strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;")
+// mdReplacer escapes Markdown markup and table pipes in text. A backslash
+// is doubled, so that one from the data cannot escape what follows it,
+// and the text as rendered reads exactly as Clean wrote it (\x1b stays
+// \x1b, a backslash from the data stays one backslash).
+var mdReplacer = strings.NewReplacer("\\", `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;")
 
 func mdEscape(s string) string { return mdReplacer.Replace(s) }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,12 +30,25 @@ func CheckFormat(f string, accepted ...string) error {
 	return fmt.Errorf("unknown format %q: use one of %s", f, strings.Join(accepted, ", "))
 }
 
-// WriteJSON writes v as indented JSON.
+// WriteJSON writes v as indented JSON. Strings keep their exact value:
+// JSON's own escapes carry C0 controls, and DEL, C1 and bidirectional
+// controls, which encoding/json would leave raw, are written as \u
+// escapes, so the document is safe on a terminal and decodes to the same
+// strings. One loss is encoding/json's and is not undone here: JSON
+// strings are Unicode, so each byte of a string that is not valid UTF-8
+// becomes U+FFFD (written \ufffd), and the original byte cannot be
+// recovered from the JSON. The text, Markdown and CSV formats show such a
+// byte as \xNN (see Clean).
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonEscapeControls(b.Bytes()))
+	return err
 }
 
 // Duration formats seconds with a unit that keeps 3 significant digits:
@@ -142,5 +156,7 @@ func PerSecond(v float64) string {
 }
 
 // MarkdownText escapes plain text for Markdown as the renderers here do,
-// for renderers outside the package (the demo loop's report).
-func MarkdownText(s string) string { return mdText(s) }
+// for renderers outside the package (the demo loop's report): Markdown
+// markup is escaped, then the result is cleaned for one line (see Clean).
+// Its result must be written as is, not cleaned again.
+func MarkdownText(s string) string { return Clean(mdText(s)) }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
@@ -44,6 +43,7 @@ var httpColumns = []struct {
 	{"3xx", func(e *httpprof.Endpoint) string { return Count(e.Status.S3xx) }},
 	{"4xx", func(e *httpprof.Endpoint) string { return Count(e.Status.S4xx) }},
 	{"5xx", func(e *httpprof.Endpoint) string { return Count(e.Status.S5xx) }},
+	{"499", func(e *httpprof.Endpoint) string { return Count(e.Status.ClientClosed) }},
 	{"Bytes", func(e *httpprof.Endpoint) string { return Bytes(e.BytesTotal) }},
 	{"Method", func(e *httpprof.Endpoint) string { return e.Method }},
 	{"Path", func(e *httpprof.Endpoint) string { return e.Path }},
@@ -51,6 +51,9 @@ var httpColumns = []struct {
 
 // HTTP renders an access-log profile.
 func HTTP(w io.Writer, r *httpprof.Report, format string) error {
+	if r == nil {
+		r = &httpprof.Report{}
+	}
 	switch format {
 	case JSON:
 		return WriteJSON(w, r)
@@ -64,6 +67,8 @@ func HTTP(w io.Writer, r *httpprof.Report, format string) error {
 	return CheckFormat(format, HTTPFormats...)
 }
 
+// httpSummary is the summary without the notes: each line is one line.
+// The notes, which may hold line breaks, are written after it.
 func httpSummary(r *httpprof.Report) []string {
 	o := r.Overall
 	head := fmt.Sprintf("%s requests in %s endpoints, %s of request time", Count(o.Requests), Count(int64(o.Endpoints)), Duration(o.TimeTotal))
@@ -74,12 +79,15 @@ func httpSummary(r *httpprof.Report) []string {
 	if len(o.Inputs) > 0 {
 		lines = append(lines, fmt.Sprintf("source: %s (%s, %s)", strings.Join(o.Inputs, ", "), r.Format, Bytes(o.Bytes)))
 	}
-	if o.FirstSeen != nil {
+	if o.FirstSeen != nil && o.LastSeen != nil {
 		lines = append(lines, fmt.Sprintf("window: %s to %s (%s), %s requests/s", o.FirstSeen.Format(time.RFC3339),
 			o.LastSeen.Format(time.RFC3339), Duration(o.LastSeen.Sub(*o.FirstSeen).Seconds()), PerSecond(o.Rate)))
 	}
 	lines = append(lines, fmt.Sprintf("static: %s of requests, %s of time; dynamic: %s of requests, %s of time",
 		Percent(o.Static.RequestShare), Percent(o.Static.TimeShare), Percent(o.Dynamic.RequestShare), Percent(o.Dynamic.TimeShare)))
+	if o.ClientClosed > 0 {
+		lines = append(lines, fmt.Sprintf("client closed: %s requests (499; not counted as 4xx or as errors)", Count(o.ClientClosed)))
+	}
 	if o.Filtered > 0 {
 		lines = append(lines, fmt.Sprintf("outside --since/--until: %s requests", Count(o.Filtered)))
 	}
@@ -99,13 +107,16 @@ func httpSummary(r *httpprof.Report) []string {
 			lines = append(lines, fmt.Sprintf("grouped: %s (as in the other profile)", g.Pattern))
 		}
 	}
-	return append(lines, r.Notes...)
+	return lines
 }
 
 func httpText(w io.Writer, r *httpprof.Report) error {
 	ew := &errWriter{w: w}
 	for _, l := range httpSummary(r) {
-		ew.printf("# %s\n", strings.ReplaceAll(l, "\n", "\n#   "))
+		ew.printf("# %s\n", l)
+	}
+	for _, n := range r.Notes {
+		ew.printf("# %s\n", block{n, "#   "})
 	}
 	ew.printf("\n")
 	if ew.err != nil {
@@ -115,19 +126,19 @@ func httpText(w io.Writer, r *httpprof.Report) error {
 	last := len(httpColumns) - 1
 	for i, c := range httpColumns {
 		if i < last {
-			fmt.Fprintf(tw, "%s\t", c.head)
+			fprintf(tw, "%s\t", c.head)
 		}
 	}
-	fmt.Fprintf(tw, " %s\n", httpColumns[last].head)
+	fprintf(tw, " %s\n", httpColumns[last].head)
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
 		for j, c := range httpColumns {
 			if j < last {
-				fmt.Fprintf(tw, "%s\t", c.cell(e))
+				fprintf(tw, "%s\t", c.cell(e))
 			}
 		}
 		// The path is left-aligned after the aligned columns.
-		fmt.Fprintf(tw, " %s\n", httpColumns[last].cell(e))
+		fprintf(tw, " %s\n", httpColumns[last].cell(e))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -149,7 +160,10 @@ func httpMarkdown(w io.Writer, r *httpprof.Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("# Access-log profile\n\n")
 	for _, l := range httpSummary(r) {
-		ew.printf("- %s\n", mdEscape(strings.ReplaceAll(l, "\n", " ")))
+		ew.printf("- %s\n", mdEscape(l))
+	}
+	for _, n := range r.Notes {
+		ew.printf("- %s\n", mdEscape(strings.ReplaceAll(n, "\n", " ")))
 	}
 	ew.printf("\n|")
 	for _, c := range httpColumns {
@@ -170,7 +184,7 @@ func httpMarkdown(w io.Writer, r *httpprof.Report) error {
 	if len(r.Slowest) > 0 {
 		ew.printf("\n## Slowest requests\n\n| Time | Status | Method | URI |\n|---:|---:|---|---|\n")
 		for _, s := range r.Slowest {
-			ew.printf("| %s | %d | %s | `%s` |\n", Duration(s.RequestTime), s.Status, s.Method, strings.ReplaceAll(s.URI, "`", "'"))
+			ew.printf("| %s | %d | %s | `%s` |\n", Duration(s.RequestTime), s.Status, mdEscape(s.Method), mdCode(strings.ReplaceAll(s.URI, "`", "'")))
 		}
 	}
 	return ew.err
@@ -179,9 +193,9 @@ func httpMarkdown(w io.Writer, r *httpprof.Report) error {
 // httpCSV writes raw numbers (seconds, bytes), one row per endpoint, for
 // spreadsheets and scripts.
 func httpCSV(w io.Writer, r *httpprof.Report) error {
-	cw := csv.NewWriter(w)
+	cw := newCSV(w)
 	cw.Write([]string{"rank", "method", "path", "count", "time_share", "time_total_s", "time_avg_s", "time_min_s",
-		"time_p50_s", "time_p90_s", "time_p95_s", "time_p99_s", "time_max_s", "upstream_avg_s", "2xx", "3xx", "4xx", "5xx",
+		"time_p50_s", "time_p90_s", "time_p95_s", "time_p99_s", "time_max_s", "upstream_avg_s", "2xx", "3xx", "4xx", "5xx", "499",
 		"bytes_total", "bytes_avg", "static"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 9, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
@@ -192,7 +206,7 @@ func httpCSV(w io.Writer, r *httpprof.Report) error {
 		}
 		cw.Write([]string{strconv.Itoa(e.Rank), e.Method, e.Path, i(e.Count), f(e.Share), f(e.TimeTotal), f(e.TimeAvg),
 			f(e.TimeMin), f(e.TimeP50), f(e.TimeP90), f(e.TimeP95), f(e.TimeP99), f(e.TimeMax), up, i(e.Status.S2xx),
-			i(e.Status.S3xx), i(e.Status.S4xx), i(e.Status.S5xx), i(e.BytesTotal), f(e.BytesAvg), strconv.FormatBool(e.Static)})
+			i(e.Status.S3xx), i(e.Status.S4xx), i(e.Status.S5xx), i(e.Status.ClientClosed), i(e.BytesTotal), f(e.BytesAvg), strconv.FormatBool(e.Static)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -200,6 +214,9 @@ func httpCSV(w io.Writer, r *httpprof.Report) error {
 
 // HTTPDiff renders a comparison of two profiles.
 func HTTPDiff(w io.Writer, d *httpprof.DiffReport, format string, limit int) error {
+	if d == nil {
+		d = &httpprof.DiffReport{}
+	}
 	rows := d.Endpoints
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
@@ -210,14 +227,16 @@ func HTTPDiff(w io.Writer, d *httpprof.DiffReport, format string, limit int) err
 		out.Endpoints = rows
 		return WriteJSON(w, &out)
 	case CSV:
-		cw := csv.NewWriter(w)
+		cw := newCSV(w)
 		cw.Write([]string{"method", "path", "status", "count_a", "count_b", "p99_a_s", "p99_b_s", "p99_ratio",
-			"time_total_a_s", "time_total_b_s", "time_total_change_s", "5xx_a", "5xx_b"})
+			"time_total_a_s", "time_total_b_s", "time_total_change_s", "5xx_a", "5xx_b",
+			"count_b_scaled", "time_total_b_scaled_s", "time_total_change_raw_s", "499_a", "499_b"})
 		for _, r := range rows {
 			f := func(v float64) string { return strconv.FormatFloat(v, 'g', 9, 64) }
 			cw.Write([]string{r.Method, r.Path, r.Status, strconv.FormatInt(r.CountA, 10), strconv.FormatInt(r.CountB, 10),
 				f(r.P99A), f(r.P99B), f(r.P99Ratio), f(r.TimeTotalA), f(r.TimeTotalB), f(r.TimeTotalChange),
-				strconv.FormatInt(r.ErrorsA, 10), strconv.FormatInt(r.ErrorsB, 10)})
+				strconv.FormatInt(r.ErrorsA, 10), strconv.FormatInt(r.ErrorsB, 10),
+				f(r.CountBScaled), f(r.TimeTotalBScaled), f(r.TimeTotalChangeRaw), strconv.FormatInt(r.ClosedA, 10), strconv.FormatInt(r.ClosedB, 10)})
 		}
 		cw.Flush()
 		return cw.Error()
@@ -231,19 +250,31 @@ func HTTPDiff(w io.Writer, d *httpprof.DiffReport, format string, limit int) err
 		fmt.Sprintf("A: %s requests, %s of request time, %s requests/s (%s)", Count(d.A.Requests), Duration(d.A.TimeTotal), PerSecond(d.A.Rate), strings.Join(d.A.Inputs, ", ")),
 		fmt.Sprintf("B: %s requests, %s of request time, %s requests/s (%s)", Count(d.B.Requests), Duration(d.B.TimeTotal), PerSecond(d.B.Rate), strings.Join(d.B.Inputs, ", ")),
 	}
-	heads := []string{"Calls A", "Calls B", "p99 A", "p99 B", "p99 B/A", "Total A", "Total B", "Total change", "5xx A", "5xx B", "Endpoint"}
+	scaled := d.Scale != 0 && d.Scale != 1
+	heads := []string{"Calls A", "Calls B", "p99 A", "p99 B", "p99 B/A", "Total A", "Total B"}
+	if scaled {
+		heads = append(heads, "Total B scaled")
+	}
+	heads = append(heads, "Total change", "5xx A", "5xx B", "499 A", "499 B", "Endpoint")
 	cells := func(r httpprof.DiffRow) []string {
 		ep := r.Method + " " + r.Path
 		if r.Status != "both" {
 			ep += " (" + r.Status + ")"
 		}
-		return []string{Count(r.CountA), Count(r.CountB), Duration(r.P99A), Duration(r.P99B), Ratio(r.P99Ratio),
-			Duration(r.TimeTotalA), Duration(r.TimeTotalB), signedDuration(r.TimeTotalChange), Count(r.ErrorsA), Count(r.ErrorsB), ep}
+		c := []string{Count(r.CountA), Count(r.CountB), Duration(r.P99A), Duration(r.P99B), Ratio(r.P99Ratio),
+			Duration(r.TimeTotalA), Duration(r.TimeTotalB)}
+		if scaled {
+			c = append(c, Duration(r.TimeTotalBScaled))
+		}
+		return append(c, signedDuration(r.TimeTotalChange), Count(r.ErrorsA), Count(r.ErrorsB), Count(r.ClosedA), Count(r.ClosedB), ep)
 	}
 	if md {
 		ew.printf("# Access-log comparison\n\n")
 		for _, l := range summary {
 			ew.printf("- %s\n", mdEscape(l))
+		}
+		for _, n := range d.Notes {
+			ew.printf("- Note: %s\n", mdEscape(n))
 		}
 		ew.printf("\n| %s |\n|%s\n", strings.Join(heads, " | "), strings.Repeat("---:|", len(heads)))
 		for _, r := range rows {
@@ -258,15 +289,26 @@ func HTTPDiff(w io.Writer, d *httpprof.DiffReport, format string, limit int) err
 	for _, l := range summary {
 		ew.printf("# %s\n", l)
 	}
+	for _, n := range d.Notes {
+		ew.printf("# note: %s\n", n)
+	}
 	ew.printf("\n")
 	if ew.err != nil {
 		return ew.err
 	}
+	// The tabs between cells are layout: they go in the format, never in
+	// an argument, which would have them escaped.
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\t\n", strings.Join(heads[:len(heads)-1], "\t"))
+	for _, h := range heads[:len(heads)-1] {
+		fprintf(tw, "%s\t", h)
+	}
+	fprintf(tw, "\n")
 	for _, r := range rows {
 		c := cells(r)
-		fmt.Fprintf(tw, "%s\t %s\n", strings.Join(c[:len(c)-1], "\t"), c[len(c)-1])
+		for _, x := range c[:len(c)-1] {
+			fprintf(tw, "%s\t", x)
+		}
+		fprintf(tw, " %s\n", c[len(c)-1])
 	}
 	return tw.Flush()
 }

@@ -14,6 +14,9 @@ var IndexesFormats = []string{Text, JSON, Markdown, SQL}
 
 // Indexes renders index advice in the given format.
 func Indexes(w io.Writer, r *indexadv.Result, format string) error {
+	if r == nil {
+		r = &indexadv.Result{}
+	}
 	switch format {
 	case JSON:
 		return WriteJSON(w, r)
@@ -52,6 +55,12 @@ func indexesSQL(w io.Writer, r *indexadv.Result) error {
 		if l.n > 0 {
 			head = append(head, fmt.Sprintf("# %d %s: see --format text.", l.n, l.what))
 		}
+	}
+	// The header lines are this file's own comments: each is cleaned to
+	// one line here, so a server version cannot end a comment and start a
+	// statement. The statements and their comments are changeset's.
+	for i := range head {
+		head[i] = Clean(head[i])
 	}
 	_, err := io.WriteString(w, changeset.IndexSQL(head, cs))
 	return err
@@ -177,7 +186,7 @@ func indexesMarkdown(w io.Writer, r *indexadv.Result) error {
 		e.printf("| table | columns | queries | rows before | rows after | time before | time after | size | write cost |\n|---|---|---|---:|---:|---:|---:|---:|---|\n")
 		for _, p := range r.Proposals {
 			e.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(p.Table), mdEscape(strings.Join(p.Columns, ", ")),
-				strings.Join(p.Queries, ", "), Count(p.RowsBefore), Count(p.RowsAfter), ms(p.TimeBeforeMS), ms(p.TimeAfterMS), Bytes(p.IndexBytes), writeCost(p))
+				mdEscape(strings.Join(p.Queries, ", ")), Count(p.RowsBefore), Count(p.RowsAfter), ms(p.TimeBeforeMS), ms(p.TimeAfterMS), Bytes(p.IndexBytes), writeCost(p))
 		}
 		e.printf("\n```sql\n")
 		for _, d := range ddlLines(r) {
@@ -188,7 +197,7 @@ func indexesMarkdown(w io.Writer, r *indexadv.Result) error {
 	if len(r.Queries) > 0 {
 		e.printf("## Queries\n\n")
 		for _, q := range r.Queries {
-			e.printf("- **%s** (%s calls) `%s`: plan %s", q.ID, Count(q.Count), mdEscape(q.Fingerprint), mdEscape(q.Plan))
+			e.printf("- **%s** (%s calls) `%s`: plan %s", mdEscape(q.ID), Count(q.Count), mdEscape(q.Fingerprint), mdEscape(q.Plan))
 			if len(q.Problems) > 0 {
 				e.printf("; %s", mdEscape(strings.Join(q.Problems, "; ")))
 			}

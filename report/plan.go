@@ -18,6 +18,9 @@ func Plan(w io.Writer, p *plan.Plan, format string) error {
 	if err := CheckFormat(format, PlanFormats...); err != nil {
 		return err
 	}
+	if p == nil {
+		p = &plan.Plan{}
+	}
 	if format == JSON {
 		return WriteJSON(w, p)
 	}
@@ -72,7 +75,10 @@ func planNow(s *plan.Setting) string {
 
 const textWidth = 100
 
-// planWrap writes label and text, wrapped at textWidth with a hanging indent.
+// planWrap writes label and text, wrapped at textWidth with a hanging
+// indent. The text is cleaned (see Clean) before it is split into words,
+// so a line break or tab in it shows as \x0a or \x09 like anywhere else;
+// indent and label are the renderer's own.
 func planWrap(w *bufio.Writer, indent, label, text string) {
 	prefix := indent
 	if label != "" {
@@ -81,7 +87,7 @@ func planWrap(w *bufio.Writer, indent, label, text string) {
 	pad := strings.Repeat(" ", len(prefix))
 	line := prefix
 	empty := true
-	for _, word := range strings.Fields(text) {
+	for _, word := range strings.Fields(Clean(text)) {
 		if !empty && len([]rune(line))+1+len([]rune(word)) > textWidth {
 			w.WriteString(line + "\n")
 			line, empty = pad, true
@@ -107,11 +113,11 @@ func planText(w *bufio.Writer, p *plan.Plan) {
 			if n := planNow(s); n != "" {
 				extra += ", " + n
 			}
-			fmt.Fprintf(w, "  %-4s  %-46s %s\n", planVerb(s), s.Line(), extra)
+			fprintf(w, "  %-4s  %-46s %s\n", planVerb(s), s.Line(), extra)
 		}
 	}
 	for i, r := range p.Results {
-		fmt.Fprintf(w, "\n%d. %s: %s %s\n", i+1, r.Title, plan.Num(r.Value), r.Unit)
+		fprintf(w, "\n%d. %s: %s %s\n", i+1, r.Title, plan.Num(r.Value), r.Unit)
 		planWrap(w, "   ", "formula", r.Formula)
 		planWrap(w, "   ", "computed", r.Calculation)
 		if s := r.Setting; s != nil {
@@ -136,36 +142,37 @@ func mdCode(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // mdText escapes what Markdown would take for markup in plain text: HTML
 // tags, emphasis and strikethrough (underscores inside words such as
-// max_connections are left alone: they are not emphasis).
-var mdText = strings.NewReplacer("<", "&lt;", "*", `\*`, "~", `\~`, "__", `\_\_`).Replace
+// max_connections are left alone: they are not emphasis), and backslashes,
+// doubled as in mdEscape.
+var mdText = strings.NewReplacer("\\", `\\`, "<", "&lt;", "*", `\*`, "~", `\~`, "__", `\_\_`).Replace
 
 func planMarkdown(w *bufio.Writer, p *plan.Plan) {
 	w.WriteString("# Capacity plan\n\n")
 	for _, h := range planHeader(p.Inputs) {
-		w.WriteString("- " + mdText(h) + "\n")
+		fprintf(w, "- %s\n", mdText(h))
 	}
 	w.WriteString("\n## Settings\n\n| | Host | Setting | Now | For |\n|---|---|---|---|---|\n")
 	for _, r := range p.Results {
 		if s := r.Setting; s != nil {
-			fmt.Fprintf(w, "| %s | %s | `%s` | %s | %s |\n", planVerb(s), mdCell(s.Host), mdCode(s.Line()), mdCell(s.Current), mdCell(r.Title))
+			fprintf(w, "| %s | %s | `%s` | %s | %s |\n", planVerb(s), mdCell(s.Host), mdCode(s.Line()), mdCell(s.Current), mdCell(r.Title))
 		}
 	}
 	w.WriteString("\n## Results\n\n| Result | Value | Calculation |\n|---|---:|---|\n")
 	for _, r := range p.Results {
-		fmt.Fprintf(w, "| %s | %s %s | `%s` |\n", mdCell(r.Title), plan.Num(r.Value), r.Unit, mdCode(r.Calculation))
+		fprintf(w, "| %s | %s %s | `%s` |\n", mdCell(r.Title), plan.Num(r.Value), mdCell(r.Unit), mdCode(r.Calculation))
 	}
 	for _, r := range p.Results {
-		fmt.Fprintf(w, "\n### %s: %s %s\n\n", mdText(r.Title), plan.Num(r.Value), r.Unit)
-		fmt.Fprintf(w, "- **Formula:** %s\n- **Computed:** `%s`\n", mdText(r.Formula), r.Calculation)
+		fprintf(w, "\n### %s: %s %s\n\n", mdText(r.Title), plan.Num(r.Value), r.Unit)
+		fprintf(w, "- **Formula:** %s\n- **Computed:** `%s`\n", mdText(r.Formula), r.Calculation)
 		if s := r.Setting; s != nil {
-			fmt.Fprintf(w, "- **%s:** `%s` on the %s: %s\n", strings.ToUpper(planVerb(s)[:1])+planVerb(s)[1:], s.Line(), s.Host, mdText(s.Where))
+			fprintf(w, "- **%s:** `%s` on the %s: %s\n", strings.ToUpper(planVerb(s)[:1])+planVerb(s)[1:], s.Line(), s.Host, mdText(s.Where))
 		}
 		for _, x := range r.Warnings {
-			fmt.Fprintf(w, "- **Warning:** %s\n", mdText(x))
+			fprintf(w, "- **Warning:** %s\n", mdText(x))
 		}
 		for _, x := range r.Notes {
-			fmt.Fprintf(w, "- %s\n", mdText(x))
+			fprintf(w, "- %s\n", mdText(x))
 		}
-		fmt.Fprintf(w, "- Source: %s\n", mdText(r.Source))
+		fprintf(w, "- Source: %s\n", mdText(r.Source))
 	}
 }

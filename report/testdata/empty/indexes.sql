@@ -1,0 +1,3 @@
+-- Index changes from stacktune indexes.
+-- Apply with: stacktune apply --ddl FILE (it checks each table, adds the indexes online and can roll them back).
+-- No index was proven to help: nothing to apply.

@@ -1,0 +1,8 @@
+-- Index changes from stacktune indexes.
+-- Proven on a throwaway MariaDB SELECT "\x1b[2J\x1b]0;pwned\x07" ok\x0dEVIL \x00\xc2\x9b31m\x9b\xff\x7f a\x09b x\x0aFORGED C:\x5cx1b\ \xe2\x80\xaetxt |`*_<, holding a copy (SELECT "\x1b[2J\x1b]0;pwned\x07" ok\x0dEVIL \x00\xc2\x9b31m\x9b\xff\x7f a\x09b x\x0aFORGED C:\x5cx1b\ \xe2\x80\xaetxt |`*_<,: SELECT "\x1b[2J\x1b]0;pwned\x07" ok\x0dEVIL \x00\xc2\x9b31m\x9b\xff\x7f a\x09b x\x0aFORGED C:\x5cx1b\ \xe2\x80\xaetxt |`*_<,).
+-- Apply with: stacktune apply --ddl FILE (it checks each table, adds the indexes online and can roll them back).
+-- No index was proven to help: nothing to apply.
+-- 1 candidate(s) tried and rejected: see --format text.
+-- 1 candidate(s) already served by an existing index: see --format text.
+-- 1 duplicate or redundant existing index(es), not dropped here: see --format text.
+-- 1 query class(es) skipped: see --format text.
