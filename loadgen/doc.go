@@ -23,8 +23,9 @@
 // corrected. The queue is bounded: a ticket already late by more than the
 // timeout when a worker takes it (the queue holds more than Rate×Timeout
 // tickets) is not sent but counted as a timeout, its latency being its
-// lateness. Result.Backlog counts the tickets due before the run stopped
-// that no worker took.
+// lateness. Result.Unsent counts the measured tickets due before the run
+// stopped (and before the end of Duration) that were never sent: the
+// backlog a server too slow for the rate leaves behind.
 //
 // # Bounds
 //
@@ -34,13 +35,26 @@
 // not); nothing is sent beyond them. Duration bounds the measured window
 // [start, start+Duration): a request that completes after the end is not
 // counted, and the requests in flight at the end are aborted through the
-// context handed to User.Do. WarmUp runs the same load first; requests
+// context handed to User.Do. Those are counted in Result.InFlight (in both
+// models, warm-up requests still out included), so a server that never
+// answers shows as requests in flight rather than as nothing at all; a
+// sample whose Sample.End is before the end counts normally even when Do
+// returns after it (a scenario user's think time). In the open model
+// without warm-up, Requests + InFlight + Unsent is the number of tickets
+// due in the measured window. Of the requests in flight, Result.Stalled
+// counts those older at the end (end minus the origin of their latency)
+// than the longest latency of the requests completed in the run
+// (Result.StalledAfter), or all of them when none completed: the others
+// were merely cut by the end, as every connection of a closed run
+// normally has a request out when it ends. WarmUp runs the same load first; requests
 // started during it are counted only in Result.WarmUpRequests (they are a
 // separate phase, discarded), and the measured phase's start, counts and
 // histograms are clean of them. MaxDuration (default 10m) bounds the whole
 // run whatever else is set; ctx cancellation stops it too. Both return the
-// partial result with an error (ErrMaxDuration, or ctx's cause).
-// Result.Stopped names the bound that ended a run.
+// partial result with an error (ErrMaxDuration, or ctx's cause); a caller
+// running several runs passes each the time left of its own bound.
+// Result.Stopped names the bound that ended a run. Connections is capped at
+// MaxConnections and at what the open-files limit allows (CheckConnections).
 //
 // # Recording
 //

@@ -204,6 +204,15 @@ func (l *loop) run() time.Time {
 			l.expire(now)
 		}
 	}
+	// The run stopped (or the loop failed): the requests still out are in
+	// flight at the end.
+	for i := range l.conns {
+		switch l.conns[i].state {
+		case lcConnecting, lcWriting, lcReading:
+			l.sh.addInFlight(l.conns[i].start)
+			l.finish(i)
+		}
+	}
 	return l.last
 }
 
@@ -436,10 +445,12 @@ func (l *loop) fail(i int, err error) {
 	}
 }
 
-// record counts a sample; false when the run stopped or the sample
-// completed after the end (discarded, and the connection finished).
+// record counts a sample; false when it completed after the end or
+// after the run stopped (discarded and counted as in flight at the end,
+// and the connection finished).
 func (l *loop) record(i int, s *Sample, now time.Time) bool {
-	if l.r.stopped.Load() || l.r.pastEnd(now) {
+	if l.r.late(now) {
+		l.sh.addInFlight(l.conns[i].start)
 		l.finish(i)
 		return false
 	}

@@ -11,7 +11,9 @@ import (
 // two models and how the bounds combine.
 type Options struct {
 	// Connections is the number of virtual users, each with its own User
-	// (and so its own connection or session). Default 10.
+	// (and so its own connection or session). Default 10; at most
+	// MaxConnections and what the open-files limit allows (see
+	// CheckConnections).
 	Connections int
 	// Duration is the measured duration, after WarmUp. At least one of
 	// Duration and Requests must be > 0, else Run refuses (unbounded).
@@ -103,10 +105,32 @@ type Result struct {
 	// WarmUpRequests counts the requests completed during warm-up
 	// (discarded from everything else).
 	WarmUpRequests int64
-	// Backlog (open model) counts the requests scheduled before the run
-	// stopped that were never sent: the queue left behind. Requests that
-	// waited longer than the timeout were counted as timeouts instead.
-	Backlog int64
+	// Unsent (open model) counts the measured requests scheduled before
+	// the run stopped (and before the end of Duration) that were never
+	// sent: the queue left behind, the backlog. Requests that waited
+	// longer than the timeout were counted as timeouts instead. Always 0
+	// in the closed model, which has no schedule.
+	Unsent int64
+	// InFlight counts the requests sent (in the measured phase or the
+	// warm-up) that had not completed when the measured phase ended, at
+	// the end of Duration or at the stop: they were aborted, or completed
+	// too late, and are in none of the other counts. Both models; 0 when
+	// the Requests bound ended the run, which waits for every request.
+	// Requests + Unsent + InFlight is every request scheduled (open
+	// model, without warm-up) or started (closed model).
+	InFlight int64
+	// Stalled counts the requests of InFlight that stalled: older at the
+	// end (end − start, the start being the origin of their latency) than
+	// StalledAfter, or all of them when no request completed (Requests
+	// 0: a server that never answers). The others were cut by the end of
+	// the run, as every connection of a closed run normally has a request
+	// out when it ends: a completed request took as long, so they are
+	// counted in InFlight but not taken as failures by the server.
+	Stalled int64
+	// StalledAfter is the age bound of Stalled: the longest latency
+	// (Sample.Latency) of the measured requests, errors included, so it
+	// can exceed Latency.Max; 0 when none completed.
+	StalledAfter time.Duration
 }
 
 // MaxRequests is the largest Options.Requests Run accepts.
@@ -153,6 +177,9 @@ func (opt Options) withDefaults() (Options, error) {
 		return opt, fmt.Errorf("loadgen: WarmUp+Duration %v exceeds MaxDuration %v: raise MaxDuration", opt.WarmUp+opt.Duration, opt.MaxDuration)
 	case opt.WarmUp >= opt.MaxDuration:
 		return opt, fmt.Errorf("loadgen: WarmUp %v leaves nothing of MaxDuration %v", opt.WarmUp, opt.MaxDuration)
+	}
+	if err := CheckConnections(opt.Connections); err != nil {
+		return opt, fmt.Errorf("loadgen: %w", err)
 	}
 	return opt, nil
 }

@@ -210,12 +210,21 @@ func (r *runner) run(workers []func() time.Time) (*Result, error) {
 	}
 	elapsed = max(elapsed, 0)
 
-	res := merge(r.shards, r.plan.Steps, elapsed)
+	// The end of the run, at which the ages of the requests in flight
+	// are taken: the end of Duration, or the stop when earlier.
+	end := stopAt
+	if !r.end.IsZero() && (end.IsZero() || r.end.Before(end)) {
+		end = r.end
+	}
+	if end.IsZero() {
+		end = done
+	}
+	res := merge(r.shards, r.plan.Steps, elapsed, end)
 	res.Started = r.mstart
 	res.Model = "closed"
 	if opt.Rate > 0 {
 		res.Model = "open"
-		res.Backlog = r.backlog(stopAt, reason)
+		res.Unsent += r.untaken(stopAt, reason)
 	}
 	res.Connections = opt.Connections
 	res.Rate = opt.Rate
@@ -243,9 +252,10 @@ func (r *runner) ticketTime(k int64) time.Time {
 	return r.start.Add(time.Duration(float64(k) * r.interval))
 }
 
-// backlog counts the measured tickets due before the run stopped that no
-// worker took.
-func (r *runner) backlog(stopAt time.Time, reason string) int64 {
+// untaken counts the measured tickets due before the run stopped that no
+// worker took (the tickets a worker took and did not send are counted by
+// the worker).
+func (r *runner) untaken(stopAt time.Time, reason string) int64 {
 	if reason == StopRequests || reason == "" || stopAt.IsZero() {
 		return 0
 	}
@@ -277,9 +287,10 @@ func (r *runner) closedWorker(u User, sh *shard) (last time.Time) {
 			return last
 		}
 		s := u.Do(r.ctx, now)
-		done := time.Now()
-		if r.stopped.Load() || r.pastEnd(done) {
-			return last // aborted by the stop, or completed after the end: discarded
+		done := completed(&s)
+		if r.late(done) {
+			sh.addInFlight(now) // aborted by the stop, or completed after the end: discarded
+			return last
 		}
 		if measured {
 			sh.record(&s)
@@ -289,6 +300,45 @@ func (r *runner) closedWorker(u User, sh *shard) (last time.Time) {
 		}
 	}
 	return last
+}
+
+// completed is when s's request completed: s.End, or now.
+func completed(s *Sample) time.Time {
+	if !s.End.IsZero() {
+		return s.End
+	}
+	return time.Now()
+}
+
+// late reports whether a request that completed at done missed the
+// measured phase: done is at or after its end, or after the run stopped.
+// Its result is discarded, and the request counts as in flight at the end.
+func (r *runner) late(done time.Time) bool {
+	if r.pastEnd(done) {
+		return true
+	}
+	if !r.stopped.Load() {
+		return false
+	}
+	r.stopMu.Lock()
+	at := r.stopAt
+	r.stopMu.Unlock()
+	return !done.Before(at)
+}
+
+// unsent counts ticket time t, taken by a worker that will not send it
+// because the run stopped, when it was a measured ticket due before the
+// stop (and before the end).
+func (r *runner) unsent(sh *shard, t time.Time, measured bool) {
+	r.stopMu.Lock()
+	at := r.stopAt
+	r.stopMu.Unlock()
+	if !r.end.IsZero() && (at.IsZero() || r.end.Before(at)) {
+		at = r.end
+	}
+	if measured && !at.IsZero() && t.Before(at) {
+		sh.addUnsent()
+	}
 }
 
 // pastEnd reports whether t is at or after the end of the measured
@@ -336,9 +386,14 @@ func (r *runner) openWorker(u User, sh *shard) (last time.Time) {
 			select {
 			case <-timer.C:
 			case <-r.ctx.Done():
+				r.unsent(sh, t, measured)
 				return last
 			}
 		} else if -d > r.opt.Timeout {
+			if r.late(now) {
+				r.unsent(sh, t, measured)
+				return last
+			}
 			if measured {
 				s := Sample{Latency: -d, Err: ErrTimeout, Detail: "queued longer than the timeout: requests scheduled faster than they complete"}
 				sh.record(&s)
@@ -348,9 +403,14 @@ func (r *runner) openWorker(u User, sh *shard) (last time.Time) {
 			}
 			continue
 		}
+		if r.stopped.Load() {
+			r.unsent(sh, t, measured)
+			return last
+		}
 		s := u.Do(r.ctx, t)
-		done := time.Now()
-		if r.stopped.Load() || r.pastEnd(done) {
+		done := completed(&s)
+		if r.late(done) {
+			sh.addInFlight(t) // its latency counts from t
 			return last
 		}
 		if measured {

@@ -97,7 +97,12 @@ type shard struct {
 	mu       sync.Mutex
 	steps    []*stepStats
 	warmReqs int64
-	_        [64]byte // keep shards' hot fields on separate cache lines
+	// inFlight holds the start (the origin of Sample.Latency) of each
+	// request in flight at the end of the measured phase.
+	inFlight []time.Time
+	unsent   int64         // open model: due tickets taken but never sent
+	longest  time.Duration // longest Sample.Latency of the measured requests
+	_        [64]byte      // keep shards' hot fields on separate cache lines
 }
 
 func (sh *shard) step(i int) *stepStats {
@@ -111,12 +116,29 @@ func (sh *shard) record(x *Sample) {
 	i := min(max(x.Step, 0), maxSteps-1)
 	sh.mu.Lock()
 	sh.step(i).add(x)
+	sh.longest = max(sh.longest, x.Latency)
 	sh.mu.Unlock()
 }
 
 func (sh *shard) recordWarm() {
 	sh.mu.Lock()
 	sh.warmReqs++
+	sh.mu.Unlock()
+}
+
+// addInFlight counts a request that had not completed when the measured
+// phase ended; start is the origin of its latency (the intended send time
+// in the open model, the send time in the closed one).
+func (sh *shard) addInFlight(start time.Time) {
+	sh.mu.Lock()
+	sh.inFlight = append(sh.inFlight, start)
+	sh.mu.Unlock()
+}
+
+// addUnsent counts a due ticket a worker took but did not send.
+func (sh *shard) addUnsent() {
+	sh.mu.Lock()
+	sh.unsent++
 	sh.mu.Unlock()
 }
 
@@ -139,9 +161,10 @@ func totals(shards []*shard, h *hdrhistogram.Histogram) (reqs, errs, warm int64)
 	return reqs, errs, warm
 }
 
-// merge builds the result's counts, steps and latencies from the shards;
-// the caller sets the run's own fields.
-func merge(shards []*shard, names []string, elapsed time.Duration) *Result {
+// merge builds the result's counts, steps and latencies from the shards,
+// and applies the stalled rule to the requests in flight at end (see
+// stalled); the caller sets the run's own fields.
+func merge(shards []*shard, names []string, elapsed time.Duration, end time.Time) *Result {
 	n := len(names)
 	for _, sh := range shards {
 		n = max(n, len(sh.steps))
@@ -195,15 +218,41 @@ func merge(shards []*shard, names []string, elapsed time.Duration) *Result {
 		}
 		r.Steps = append(r.Steps, sr)
 	}
+	var starts []time.Time
 	for _, sh := range shards {
 		sh.mu.Lock()
 		r.WarmUpRequests += sh.warmReqs
+		starts = append(starts, sh.inFlight...)
+		r.Unsent += sh.unsent
+		r.StalledAfter = max(r.StalledAfter, sh.longest)
 		sh.mu.Unlock()
 	}
+	r.InFlight = int64(len(starts))
+	r.Stalled = stalled(starts, end, r.StalledAfter, r.Requests)
 	r.Latency = summarise(all)
 	r.RPS = perSecond(r.Requests, elapsed)
 	r.Elapsed = elapsed
 	return r
+}
+
+// stalled applies the stalled rule to the requests in flight at end,
+// started at starts (the origins of their latencies): a request is stalled
+// when its age at end (end − start) exceeds longest, the longest latency
+// of the completed requests, or when no request completed (completed ==
+// 0): a server that never answers stalls them all. The younger ones were
+// cut by the end of the run, not failed by the server: a completed
+// request took as long.
+func stalled(starts []time.Time, end time.Time, longest time.Duration, completed int64) int64 {
+	if completed <= 0 {
+		return int64(len(starts))
+	}
+	var n int64
+	for _, s := range starts {
+		if end.Sub(s) > longest {
+			n++
+		}
+	}
+	return n
 }
 
 func stepName(names []string, i int) string {

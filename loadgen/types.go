@@ -34,6 +34,11 @@ type Sample struct {
 	// Detail is a short human message for the first errors of a kind
 	// (e.g. "expected status 200, got 500"); may be empty.
 	Detail string
+	// End is when the request completed, for a User whose Do goes on
+	// after it (a scenario's think time); zero means when Do returned.
+	// Run counts a sample whose End is before the end of the measured
+	// phase even when Do returns after it.
+	End time.Time
 }
 
 // User is one virtual user: in the closed model it holds one connection

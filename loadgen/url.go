@@ -83,28 +83,36 @@ type urlPlan struct {
 }
 
 func newURLPlan(rawURL string, opt URLOptions) (*urlPlan, error) {
+	// Messages show the URL with its password masked (MaskURL).
+	shown := MaskURL(rawURL)
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: URL %q: %w", rawURL, err)
+		// url.Error quotes the whole URL, password included: keep only
+		// what went wrong.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("loadgen: URL %q: %s", shown, MaskCredentials(err.Error()))
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http":
 	case "https":
-		return nil, fmt.Errorf("loadgen: URL %q: https is not supported: the load generator speaks plain HTTP/1.1 (benchmark the backend over http://, e.g. on loopback, or put TLS aside)", rawURL)
+		return nil, fmt.Errorf("loadgen: URL %q: https is not supported: the load generator speaks plain HTTP/1.1 (benchmark the backend over http://, e.g. on loopback, or put TLS aside)", shown)
 	default:
-		return nil, fmt.Errorf("loadgen: URL %q: want an http:// URL", rawURL)
+		return nil, fmt.Errorf("loadgen: URL %q: want an http:// URL", shown)
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return nil, fmt.Errorf("loadgen: URL %q: no host", rawURL)
+		return nil, fmt.Errorf("loadgen: URL %q: no host", shown)
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("loadgen: URL %q: user info in URLs is not supported: send an Authorization header", rawURL)
+		return nil, fmt.Errorf("loadgen: URL %q: user info in URLs is not supported: send an Authorization header (a scenario file's headers)", shown)
 	}
 	port := u.Port()
 	if port == "" {
 		port = "80"
 	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return nil, fmt.Errorf("loadgen: URL %q: bad port %q", rawURL, port)
+		return nil, fmt.Errorf("loadgen: URL %q: bad port %q", shown, port)
 	}
 	method := opt.Method
 	if method == "" {

@@ -2,6 +2,20 @@
 // a scenario file) one or more times with package loadgen, scores each run
 // like a contest benchmarker (package scenario) and summarises the runs
 // (min, median, max). The CLI stores the runs with package history.
+//
+// Options.Load.MaxDuration (default loadgen.DefaultMaxDuration, 10m)
+// bounds the whole of Run, every run and warm-up together: runs whose
+// warm-up and duration cannot fit are refused before anything starts, each
+// run gets only the time left, and a run the bound stops ends Run with a
+// *BoundError.
+//
+// The requests a run left unsent (the open model's backlog) or in flight at
+// its end are in RunResult.Unsent and InFlight. The unsent ones and the
+// stalled ones in flight (RunResult.Stalled: older at the end than the
+// longest request the run completed, or all when none completed) count
+// against the pass thresholds (see scenario.FailIf); the others in flight
+// were cut by the end of the run. URL passwords never reach the summary
+// or an error: they are masked as "user:***@" (loadgen.MaskURL).
 package loadtest
 
 import (
@@ -9,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"sort"
 	"time"
 
@@ -23,10 +36,12 @@ type Options struct {
 	Scenario string // path of a YAML or TOML scenario file
 	// BaseURL overrides the scenario's base_url.
 	BaseURL string
-	Load    loadgen.Options
-	Runs    int // default 1
-	Label   string
-	Seed    uint64
+	// Load shapes every run; its MaxDuration bounds the whole of Run (all
+	// runs together), not each run.
+	Load  loadgen.Options
+	Runs  int // default 1, at most 100
+	Label string
+	Seed  uint64
 	// Progress is called about once a second with the run number (from 1).
 	Progress func(run int, p loadgen.Progress)
 }
@@ -41,9 +56,12 @@ type LatencyMS struct {
 }
 
 func ms(l loadgen.Latency) LatencyMS {
-	f := func(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+	f := msOf
 	return LatencyMS{Mean: f(l.Mean), P50: f(l.P50), P90: f(l.P90), P99: f(l.P99), Max: f(l.Max)}
 }
+
+// msOf is d in milliseconds, to the microsecond.
+func msOf(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 
 // Step is one step of a run.
 type Step struct {
@@ -76,7 +94,24 @@ type RunResult struct {
 	Rate         float64          `json:"rate,omitempty"`
 	KeepAlive    bool             `json:"keepalive"`
 	Stopped      string           `json:"stopped"`
-	Backlog      int64            `json:"backlog,omitempty"`
+	// Unsent counts the requests the open model scheduled in the run
+	// that were never sent (the backlog); InFlight the requests still out
+	// when the run ended. Neither is in Requests or Errors: Requests +
+	// Unsent + InFlight is every request scheduled (open model) or
+	// started (closed model).
+	Unsent   int64 `json:"unsent"`
+	InFlight int64 `json:"in_flight"`
+	// Stalled counts the requests of InFlight older at the end than
+	// StalledAfterMS, the longest latency of the completed requests, or
+	// all of them when none completed (see loadgen.Result.Stalled). The
+	// unsent and stalled requests count as failed in ErrorRate, and
+	// together against the unfinished limit; the other requests in
+	// flight were cut by the end of the run and count in neither.
+	Stalled        int64   `json:"stalled"`
+	StalledAfterMS float64 `json:"stalled_after_ms"`
+	// ErrorRate is (Errors + Unsent + Stalled) / (Requests + Unsent +
+	// Stalled), what the error-rate threshold is checked against.
+	ErrorRate float64 `json:"error_rate"`
 }
 
 // Spread is the min, median and max of a figure over the runs.
@@ -97,8 +132,76 @@ type Summary struct {
 	Spreads map[string]Spread `json:"spreads,omitempty"`
 }
 
-// Run performs opt.Runs runs and summarises them.
+// BoundError is returned when Options.Load.MaxDuration, the bound on the
+// whole of Run, refuses runs or stops one. errors.Is(err,
+// loadgen.ErrMaxDuration) holds.
+type BoundError struct {
+	// Bound is the bound on the whole of Run.
+	Bound time.Duration
+	// Run (from 1) is the run stopped or refused; 0 when the runs were
+	// refused before any started. Runs is how many were asked for.
+	Run, Runs int
+	// Refused says run Run was not started: the bound left only Left,
+	// not more than Need (warm-up + duration; 0 for a run bounded by its
+	// request count). Otherwise the bound stopped run Run.
+	Refused    bool
+	Need, Left time.Duration
+}
+
+func (e *BoundError) Error() string {
+	what := fmt.Sprintf("the %v bound on the whole bench (all runs together)", e.Bound)
+	switch {
+	case e.Run == 0:
+		runs := "1 run"
+		if e.Runs != 1 {
+			runs = fmt.Sprintf("%d runs", e.Runs)
+		}
+		return fmt.Sprintf("%s × (warm-up + duration %v, plus about %v each to start and stop) exceed %s", runs, e.Need, runOverhead, what)
+	case e.Refused && e.Need > 0:
+		return fmt.Sprintf("%s leaves %v, not more than run %d of %d needs (warm-up + duration %v)", what, e.Left.Round(time.Millisecond), e.Run, e.Runs, e.Need)
+	case e.Refused:
+		return fmt.Sprintf("%s was used up before run %d of %d", what, e.Run, e.Runs)
+	}
+	return fmt.Sprintf("run %d of %d stopped at %s", e.Run, e.Runs, what)
+}
+
+// Unwrap makes errors.Is(err, loadgen.ErrMaxDuration) hold.
+func (e *BoundError) Unwrap() error { return loadgen.ErrMaxDuration }
+
+// runOverhead is what Run allows per run, beyond its warm-up and
+// duration, to create its users, start and stop, when it checks the runs
+// against the bound up front.
+var runOverhead = time.Second
+
+// maskedError masks URL passwords in an error's message and keeps the
+// error for errors.Is and errors.As.
+type maskedError struct{ err error }
+
+func (e *maskedError) Error() string { return loadgen.MaskCredentials(e.err.Error()) }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// MaskError returns err with URL passwords masked in its message
+// ("user:***@"); nil stays nil.
+func MaskError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*maskedError); ok {
+		return err
+	}
+	return &maskedError{err}
+}
+
+// Run performs opt.Runs runs and summarises them. An error comes with the
+// summary of the runs done when a run was stopped (canceled, or by the
+// bound on the whole of Run); its message never holds a URL password.
 func Run(ctx context.Context, opt Options) (*Summary, error) {
+	s, err := run(ctx, opt)
+	return s, MaskError(err)
+}
+
+func run(ctx context.Context, opt Options) (*Summary, error) {
+	start := time.Now()
 	if (opt.URL == "") == (opt.Scenario == "") {
 		return nil, errors.New("give either a URL or a scenario file")
 	}
@@ -109,6 +212,18 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if runs > 100 {
 		return nil, fmt.Errorf("%d runs: at most 100", runs)
 	}
+	bound := opt.Load.MaxDuration
+	if bound == 0 {
+		bound = loadgen.DefaultMaxDuration
+	}
+	if bound < 0 {
+		return nil, fmt.Errorf("negative MaxDuration %v", bound)
+	}
+	need := opt.Load.WarmUp + opt.Load.Duration
+	if need > 0 && need+runOverhead > bound/time.Duration(runs) {
+		return nil, &BoundError{Bound: bound, Runs: runs, Need: need}
+	}
+	deadline := start.Add(bound)
 	var (
 		plan   loadgen.Plan
 		scorer func(*loadgen.Result) scenario.ScoreResult
@@ -140,9 +255,22 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 			return scenario.Score(r, scenario.DefaultScoring, []float64{1})
 		}
 	}
-	s := &Summary{Target: stripCredentials(target), Scenario: scName, Label: opt.Label}
+	s := &Summary{Target: loadgen.MaskURL(target), Scenario: scName, Label: loadgen.MaskCredentials(opt.Label)}
+	// stopped ends Run with the runs done so far, if any.
+	stopped := func(err error) (*Summary, error) {
+		if len(s.Runs) == 0 {
+			return nil, err
+		}
+		s.finish()
+		return s, err
+	}
 	for i := 1; i <= runs; i++ {
 		lo := opt.Load
+		left := time.Until(deadline)
+		if left <= 0 || (need > 0 && left <= need) {
+			return stopped(&BoundError{Bound: bound, Run: i, Runs: runs, Refused: true, Need: need, Left: max(left, 0)})
+		}
+		lo.MaxDuration = left
 		if opt.Progress != nil {
 			n := i
 			lo.Progress = func(p loadgen.Progress) { opt.Progress(n, p) }
@@ -151,12 +279,14 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		if res != nil {
 			s.Runs = append(s.Runs, runResult(res, scorer(res), lo.KeepAlive))
 		}
+		if errors.Is(err, loadgen.ErrMaxDuration) {
+			return stopped(&BoundError{Bound: bound, Run: i, Runs: runs})
+		}
 		if err != nil {
 			if len(s.Runs) == 0 {
 				return nil, err
 			}
-			s.finish()
-			return s, fmt.Errorf("run %d of %d: %w", i, runs, err)
+			return stopped(fmt.Errorf("run %d of %d: %w", i, runs, err))
 		}
 	}
 	s.finish()
@@ -168,11 +298,19 @@ func runResult(r *loadgen.Result, sc scenario.ScoreResult, keepAlive bool) RunRe
 		Score: sc.Score, Passed: sc.Passed, FailReasons: sc.Reasons,
 		Requests: r.Requests, Errors: r.Errors, ErrorsByKind: kinds(r.ErrorsByKind), RPS: r.RPS,
 		LatencyMS: ms(r.Latency), Started: r.Started, ElapsedS: r.Elapsed.Seconds(), Model: r.Model,
-		Connections: r.Connections, Rate: r.Rate, KeepAlive: keepAlive, Stopped: r.Stopped, Backlog: r.Backlog,
+		Connections: r.Connections, Rate: r.Rate, KeepAlive: keepAlive, Stopped: r.Stopped,
+		Unsent: r.Unsent, InFlight: r.InFlight, Stalled: r.Stalled, StalledAfterMS: msOf(r.StalledAfter), ErrorRate: sc.ErrorRate,
 	}
 	for _, st := range r.Steps {
-		out.Steps = append(out.Steps, Step{Name: st.Name, Requests: st.Requests, Errors: st.Errors,
-			ErrorsByKind: kinds(st.ErrorsByKind), RPS: st.RPS, LatencyMS: ms(st.Latency), Bytes: st.Bytes, Details: st.Details})
+		details := make([]string, len(st.Details))
+		for i, d := range st.Details {
+			details[i] = loadgen.MaskCredentials(d)
+		}
+		if len(details) == 0 {
+			details = nil
+		}
+		out.Steps = append(out.Steps, Step{Name: loadgen.MaskCredentials(st.Name), Requests: st.Requests, Errors: st.Errors,
+			ErrorsByKind: kinds(st.ErrorsByKind), RPS: st.RPS, LatencyMS: ms(st.Latency), Bytes: st.Bytes, Details: details})
 	}
 	return out
 }
@@ -223,15 +361,4 @@ func spread(runs []RunResult, f func(*RunResult) float64) Spread {
 		med = (vs[len(vs)/2-1] + med) / 2
 	}
 	return Spread{Min: vs[0], Median: med, Max: vs[len(vs)-1]}
-}
-
-// stripCredentials drops user:password@ from a URL, so reports and the
-// history never show a password.
-func stripCredentials(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return u.String()
 }

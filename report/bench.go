@@ -18,6 +18,9 @@ func msDur(v float64) string { return Duration(v / 1e3) }
 
 // Bench renders a load-test summary.
 func Bench(w io.Writer, s *loadtest.Summary, format string) error {
+	if s == nil {
+		s = &loadtest.Summary{}
+	}
 	switch format {
 	case JSON:
 		return WriteJSON(w, s)
@@ -58,15 +61,18 @@ func Bench(w io.Writer, s *loadtest.Summary, format string) error {
 	if len(s.ErrorsByKind) > 0 {
 		ew.printf(" (%s)", countsLine(s.ErrorsByKind, 0))
 	}
+	if s.Unsent != 0 || s.InFlight != 0 || s.Stalled != 0 {
+		ew.printf(", unsent %s, in flight at the end %s (%s stalled)", Count(s.Unsent), Count(s.InFlight), Count(s.Stalled))
+	}
 	ew.printf("\n# latency: mean %s, p50 %s, p90 %s, p99 %s, max %s\n\n", msDur(s.LatencyMS.Mean), msDur(s.LatencyMS.P50),
 		msDur(s.LatencyMS.P90), msDur(s.LatencyMS.P99), msDur(s.LatencyMS.Max))
 	if ew.err != nil {
 		return ew.err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "Requests\tReq/s\tErrors\tp50\tp90\tp99\tMax\tBytes\t Step\n")
+	fprintf(tw, "Requests\tReq/s\tErrors\tp50\tp90\tp99\tMax\tBytes\t Step\n")
 	for _, st := range s.Steps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", Count(st.Requests), PerSecond(st.RPS), Count(st.Errors),
+		fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", Count(st.Requests), PerSecond(st.RPS), Count(st.Errors),
 			msDur(st.LatencyMS.P50), msDur(st.LatencyMS.P90), msDur(st.LatencyMS.P99), msDur(st.LatencyMS.Max), Bytes(st.Bytes), st.Name)
 	}
 	if err := tw.Flush(); err != nil {

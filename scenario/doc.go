@@ -18,8 +18,11 @@
 // mean" for typos), wrong types, bad durations, non-positive weights, empty
 // steps, unknown template lists, bad placeholders, invalid CSS selectors,
 // URLs that are not absolute http or https after joining base_url, methods
-// that cannot carry the given form or body, duplicate step names, unreadable
-// or empty data files. Templates and selectors are compiled at load; a
+// that cannot carry the given form or body, duplicate step names, missing
+// (named by their path), unreadable or empty data files; a list whose data
+// is bad is reported once, not again as an unknown list wherever a
+// template uses it. URL passwords in messages and default step names are
+// masked ("user:***@"). Templates and selectors are compiled at load; a
 // request only fills placeholders and parses the filled URL, and only steps
 // with a selector parse their HTML response.
 //
@@ -34,7 +37,7 @@
 // templates, sends it, reads the body (up to MaxBody kept for checks, the
 // rest read and counted), checks it, and then, when PlanOptions.ThinkTime
 // is set, pauses for the step's think time (returning early when the run
-// stops). Each request is bounded by PlanOptions.Timeout, or by the run's
+// stops; the sample's End tells loadgen the request itself was over). Each request is bounded by PlanOptions.Timeout, or by the run's
 // timeout (loadgen.RequestTimeout) when that is 0. Latency counts from the
 // intended time loadgen passes to Do.
 //
@@ -52,7 +55,16 @@
 //	Score = max(0, Σ_steps successes × success × score_weight − Σ_kinds failures × penalty(kind))
 //
 // A run passes when something succeeded and no fail_if limit is crossed.
-// Score with nil weights scores a plain URL run (one step, weight 1).
+// The requests a run left unsent (the open model's backlog) or stalled in
+// flight at its end (loadgen.Result.Unsent and Stalled: in flight for
+// longer than the longest request the run completed, or when none
+// completed) earn no points but count against the limits: as failed
+// requests in the error rate, and on their own against fail_if.unfinished,
+// so a saturated server cannot pass by answering a few requests slowly.
+// Requests in flight at the end that are younger were cut by the end of
+// the run (every connection of a closed run has one out): they are
+// reported (InFlight) but count in neither. Score with nil weights scores a plain
+// URL run (one step, weight 1).
 //
 // # Schema
 //
@@ -68,7 +80,8 @@
 //	data:                      # lists for templates
 //	  users: [alice, bob]      # inline: a list of scalars
 //	  entry_ids: {file: ids.txt}   # one value per line, relative to this file;
-//	                               # surrounding spaces trimmed, blank lines skipped
+//	                               # surrounding spaces trimmed, blank lines skipped;
+//	                               # a missing file is reported with its path
 //	session:
 //	  login:                   # optional; sent once per user before its steps
 //	    method: POST           # default POST with a form or body, else GET
@@ -105,7 +118,10 @@
 //	    check: 50              # default 50
 //	    connect: 10            # also reset, protocol, status, other: default = error
 //	  fail_if:                 # the run fails past any of these
-//	    error_rate: 0.01       # a fraction or "1%"; default 0.01; 1 never fails
+//	    error_rate: 0.01       # a fraction or "1%"; default 0.01; 1 never fails;
+//	                           # requests unsent or stalled at the end count as failed
+//	    unfinished: 0.01       # share of requests unsent or stalled at the end;
+//	                           # a fraction or "1%"; default 0.01; 1 never fails
 //	    p99: 2s                # also mean, p50, p90, max; default none
 //
 // Relative URLs resolve against base_url as links do in a browser: "/x"

@@ -1,7 +1,9 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"net/url"
@@ -29,12 +31,13 @@ type parser struct {
 	errs     Errors
 }
 
+// errf reports a problem at n; URL passwords in the message are masked.
 func (p *parser) errf(n *yaml.Node, field, format string, args ...any) {
 	line, col := 0, 0
 	if n != nil {
 		line, col = n.Line, n.Column
 	}
-	p.errs = append(p.errs, &FieldError{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), col: col})
+	p.errs = append(p.errs, &FieldError{File: p.file, Line: line, Field: field, Msg: loadgen.MaskCredentials(fmt.Sprintf(format, args...)), col: col})
 }
 
 func (p *parser) sort() {
@@ -304,7 +307,7 @@ var (
 	scoringFields = []string{"success", "penalties", "fail_if"}
 	penaltyFields = []string{string(PenaltyDefault), string(loadgen.ErrConnect), string(loadgen.ErrTimeout), string(loadgen.ErrReset),
 		string(loadgen.ErrProtocol), string(loadgen.ErrStatus), string(loadgen.ErrCheck), string(loadgen.ErrOther)}
-	failIfFields = []string{"error_rate", "mean", "p50", "p90", "p99", "max"}
+	failIfFields = []string{"error_rate", "unfinished", "mean", "p50", "p90", "p99", "max"}
 	methods      = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 	listName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 )
@@ -434,17 +437,18 @@ func (st *Step) nameNode(n *yaml.Node) (*yaml.Node, bool) {
 
 func (p *parser) baseURL(raw, field string, line int) *url.URL {
 	bad := func(format string, args ...any) *url.URL {
-		p.errs = append(p.errs, &FieldError{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+		p.errs = append(p.errs, &FieldError{File: p.file, Line: line, Field: field, Msg: loadgen.MaskCredentials(fmt.Sprintf(format, args...))})
 		return nil
 	}
+	shown := loadgen.MaskURL(raw) // also when raw is not a valid URL
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return bad("invalid URL %q", raw)
+		return bad("invalid URL %q", shown)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return bad("%q: want an http:// or https:// URL", raw)
+		return bad("%q: want an http:// or https:// URL", shown)
 	case u.Host == "":
-		return bad("%q has no host", raw)
+		return bad("%q has no host", shown)
 	case strings.Contains(raw, "{{"):
 		return bad("templates are not allowed in base_url")
 	}
@@ -461,25 +465,25 @@ func (p *parser) checkURL(s *Scenario, st *Step, base *url.URL) {
 	f := sampleFiller(s)
 	raw := st.url.string(f)
 	bad := func(format string, args ...any) {
-		p.errs = append(p.errs, &FieldError{File: p.file, Line: st.urlLine, Field: sub(st.field, "url"), Msg: fmt.Sprintf(format, args...)})
+		p.errs = append(p.errs, &FieldError{File: p.file, Line: st.urlLine, Field: sub(st.field, "url"), Msg: loadgen.MaskCredentials(fmt.Sprintf(format, args...))})
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		bad("invalid URL %q", raw)
+		bad("invalid URL %q", loadgen.MaskURL(raw))
 		return
 	}
 	if !u.IsAbs() {
 		if base == nil {
-			bad("%q is relative and base_url is not set", st.URL)
+			bad("%q is relative and base_url is not set", loadgen.MaskURL(st.URL))
 			return
 		}
 		u = base.ResolveReference(u)
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		bad("%q: want an http:// or https:// URL", u.String())
+		bad("%q: want an http:// or https:// URL", loadgen.MaskURL(u.String()))
 	case u.Host == "":
-		bad("%q has no host", u.String())
+		bad("%q has no host", loadgen.MaskURL(u.String()))
 	}
 }
 
@@ -510,67 +514,84 @@ func (p *parser) data(n *yaml.Node, field string, s *Scenario) {
 			p.errf(e.key, lf, "%q is reserved for the {{%s}} placeholder", e.name, e.name)
 			continue
 		}
-		v := resolve(e.val)
-		var vals []string
-		switch {
-		case v != nil && v.Kind == yaml.SequenceNode:
-			for i, c := range v.Content {
-				c = resolve(c)
-				if x, ok := p.str(c, index(lf, i)); ok {
-					vals = append(vals, x)
-				}
-			}
-			if len(v.Content) == 0 {
-				p.errf(v, lf, "empty list")
-				continue
-			}
-		case v != nil && v.Kind == yaml.MappingNode:
-			ff, ok := p.object(v, lf, "file")
-			if !ok {
-				continue
-			}
-			fe, ok := ff["file"]
-			if !ok {
-				p.errf(v, sub(lf, "file"), "required (a file with one value per line)")
-				continue
-			}
-			name, ok := p.str(fe.val, sub(lf, "file"))
-			if !ok {
-				continue
-			}
-			path := name
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(p.dir, path)
-			}
-			src, err := p.readFile(path)
-			if err != nil {
-				msg := err.Error()
-				if pe, ok := err.(interface{ Unwrap() error }); ok && pe.Unwrap() != nil {
-					msg = pe.Unwrap().Error()
-				}
-				p.errf(fe.val, sub(lf, "file"), "cannot read %s: %s", name, msg)
-				continue
-			}
-			for line := range strings.SplitSeq(string(src), "\n") {
-				if line = strings.TrimSpace(line); line != "" {
-					vals = append(vals, line)
-				}
-			}
-			if len(vals) == 0 {
-				p.errf(fe.val, sub(lf, "file"), "%s has no values", name)
-				continue
-			}
-		default:
-			p.errf(e.val, lf, "want a list of values or {file: PATH}, got a %s", kindName(v))
-			continue
-		}
+		vals := p.listValues(e, lf)
 		if len(vals) == 0 {
-			continue
+			// The list's problem is reported. It still exists for the
+			// templates that use it, so they do not report it again as an
+			// unknown list (the scenario is refused anyway).
+			vals = []string{""}
 		}
 		s.Data[e.name] = vals
 		s.listNames = append(s.listNames, e.name)
 		s.lists = append(s.lists, vals)
 	}
+}
+
+// listValues returns the values of data list e, inline or from its file;
+// nil after reporting why there are none.
+func (p *parser) listValues(e entry, lf string) []string {
+	v := resolve(e.val)
+	var vals []string
+	switch {
+	case v != nil && v.Kind == yaml.SequenceNode:
+		if len(v.Content) == 0 {
+			p.errf(v, lf, "empty list")
+			return nil
+		}
+		for i, c := range v.Content {
+			c = resolve(c)
+			if x, ok := p.str(c, index(lf, i)); ok {
+				vals = append(vals, x)
+			}
+		}
+		return vals
+	case v != nil && v.Kind == yaml.MappingNode:
+		ff, ok := p.object(v, lf, "file")
+		if !ok {
+			return nil
+		}
+		fe, ok := ff["file"]
+		if !ok {
+			p.errf(v, sub(lf, "file"), "required (a file with one value per line)")
+			return nil
+		}
+		name, ok := p.str(fe.val, sub(lf, "file"))
+		if !ok {
+			return nil
+		}
+		path := name
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(p.dir, path)
+		}
+		src, err := p.readFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			msg := "missing data file " + path
+			if path != name {
+				msg += " (" + name + ", relative to the scenario's directory)"
+			}
+			p.errf(fe.val, sub(lf, "file"), "%s", msg)
+			return nil
+		case err != nil:
+			msg := err.Error()
+			if pe, ok := err.(interface{ Unwrap() error }); ok && pe.Unwrap() != nil {
+				msg = pe.Unwrap().Error()
+			}
+			p.errf(fe.val, sub(lf, "file"), "cannot read %s: %s", name, msg)
+			return nil
+		}
+		for line := range strings.SplitSeq(string(src), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				vals = append(vals, line)
+			}
+		}
+		if len(vals) == 0 {
+			p.errf(fe.val, sub(lf, "file"), "%s has no values", name)
+		}
+		return vals
+	}
+	p.errf(e.val, lf, "want a list of values or {file: PATH}, got a %s", kindName(v))
+	return nil
 }
 
 func (p *parser) template(n *yaml.Node, field string, env tmplEnv) (template, string, bool) {
@@ -715,7 +736,7 @@ func (p *parser) step(n *yaml.Node, field string, env tmplEnv, login bool) *Step
 		}
 	}
 	if st.Name == "" && st.URL != "" {
-		st.Name = st.Method + " " + st.URL
+		st.Name = st.Method + " " + loadgen.MaskURL(st.URL)
 	}
 	if e, ok := f["headers"]; ok {
 		st.Headers, st.headers = p.headers(e.val, sub(field, "headers"), env)
@@ -854,6 +875,11 @@ func (p *parser) scoring(n *yaml.Node, field string, s *Scoring) {
 		if re, ok := fm["error_rate"]; ok {
 			if v, ok := p.rate(re.val, sub(ff, "error_rate")); ok {
 				s.FailIf.ErrorRate = v
+			}
+		}
+		if ue, ok := fm["unfinished"]; ok {
+			if v, ok := p.rate(ue.val, sub(ff, "unfinished")); ok {
+				s.FailIf.Unfinished = v
 			}
 		}
 		for _, d := range []struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -368,12 +369,51 @@ steps:
 `, `scenario.yaml:4: data.user: "user" is reserved for the {{user}} placeholder
 scenario.yaml:5: data.bad name: list names are letters, digits, _ and -, starting with a letter or _
 scenario.yaml:6: data.e: empty list
-scenario.yaml:7: data.f.file: cannot read missing.txt: file does not exist
+scenario.yaml:7: data.f.file: missing data file missing.txt
 scenario.yaml:8: data.g.file: empty.txt has no values
 scenario.yaml:9: data.h.file: required (a file with one value per line)
 scenario.yaml:9: data.h.fil: unknown field (did you mean file?)
 scenario.yaml:10: data.i[0]: want a string, got a list
 scenario.yaml:11: data.j: want a list of values or {file: PATH}, got a number`},
+		{"missing data file used by templates is reported once", "", `
+base_url: http://h/
+data:
+  users: {file: users.txt}
+session:
+  login: {url: /login, form: {u: "{{users}}"}}
+steps:
+  - url: /u/{{users}}
+  - url: /me/{{user}}
+`, `scenario.yaml:4: data.users.file: missing data file users.txt`},
+		{"bad inline list used by a template is reported once", "", `
+base_url: http://h/
+data: {ids: [], names: [[a]]}
+steps:
+  - url: /e/{{ids}}/{{names.seq}}
+`, `scenario.yaml:3: data.ids: empty list
+scenario.yaml:3: data.names[0]: want a string, got a list`},
+		{"unfinished limit out of range", "", `
+base_url: http://h/
+steps:
+  - url: /
+scoring:
+  fail_if: {unfinished: 2}
+`, `scenario.yaml:6: scoring.fail_if.unfinished: want a fraction between 0 and 1, got 2`},
+		{"password in base_url is masked", "", `
+base_url: "ftp://admin:secret@h/"
+steps:
+  - url: /
+`, `scenario.yaml:2: base_url: "ftp://admin:***@h/": want an http:// or https:// URL`},
+		{"password in an invalid base_url is masked", "", `
+base_url: "http://admin:sec ret@h/"
+steps:
+  - url: /
+`, `scenario.yaml:2: base_url: invalid URL "http://admin:***@h/"`},
+		{"password in a step URL is masked", "", `
+base_url: http://h/
+steps:
+  - url: "ftp://admin:secret@h/x"
+`, `scenario.yaml:4: steps[0].url: "ftp://admin:***@h/x": want an http:// or https:// URL`},
 		{"scoring", "", `
 base_url: http://h/
 steps:
@@ -514,5 +554,87 @@ func TestSetBaseURL(t *testing.T) {
 	}
 	if s.BaseURL != "https://staging.example.com:8443/app/" {
 		t.Errorf("a refused base URL replaced the old one")
+	}
+}
+
+// TestLoadDataFiles reads data files next to a real scenario file: a
+// missing one is reported with its path and the line that names it, once.
+func TestLoadDataFiles(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "bench")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "users.txt"), []byte("alice\nbob\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missingAbs := filepath.Join(dir, "nowhere", "ids.txt")
+	tests := []struct {
+		name string
+		data string // the data section's list
+		want string // the whole error ("" = loads), {{scenario}} and {{dir}} replaced
+	}{
+		{name: "present file", data: "{file: users.txt}"},
+		{name: "missing file relative to the scenario", data: "{file: people.txt}",
+			want: "{{scenario}}:3: data.users.file: missing data file {{dir}}/people.txt (people.txt, relative to the scenario's directory)"},
+		{name: "missing absolute file", data: "{file: " + missingAbs + "}",
+			want: "{{scenario}}:3: data.users.file: missing data file " + missingAbs},
+		{name: "directory instead of a file", data: "{file: .}",
+			want: "{{scenario}}:3: data.users.file: cannot read .: not a regular file"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(sub, fmt.Sprintf("s%d.yaml", i))
+			src := "base_url: http://h/\ndata:\n  users: " + tt.data + "\n" +
+				"session:\n  login: {url: /login, form: {u: \"{{users}}\"}}\n" +
+				"steps:\n  - url: /u/{{users}}\n  - url: /me/{{user}}\n"
+			if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Load(path)
+			if tt.want == "" {
+				if err != nil || !slices.Equal(s.Data["users"], []string{"alice", "bob"}) {
+					t.Fatalf("Load = %v; data %q", err, s.Data)
+				}
+				return
+			}
+			want := strings.NewReplacer("{{scenario}}", path, "{{dir}}", sub).Replace(tt.want)
+			if err == nil || err.Error() != want {
+				t.Errorf("got\n%v\nwant\n%s", err, want)
+			}
+		})
+	}
+}
+
+func TestLoadFailIfAndPasswords(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		check func(t *testing.T, s *Scenario)
+	}{
+		{"unfinished limit by default", "base_url: http://h/\nsteps: [{url: /}]\n", func(t *testing.T, s *Scenario) {
+			if s.Scoring.FailIf.Unfinished != 0.01 {
+				t.Errorf("unfinished limit %v, want 0.01", s.Scoring.FailIf.Unfinished)
+			}
+		}},
+		{"unfinished limit as a percentage", "base_url: http://h/\nsteps: [{url: /}]\nscoring: {fail_if: {unfinished: \"5%\", error_rate: 1}}\n", func(t *testing.T, s *Scenario) {
+			if s.Scoring.FailIf.Unfinished != 0.05 || s.Scoring.FailIf.ErrorRate != 1 {
+				t.Errorf("fail_if %+v", s.Scoring.FailIf)
+			}
+		}},
+		{"default step name masks the password", "steps: [{url: \"http://user:secret@h/x\"}]\n", func(t *testing.T, s *Scenario) {
+			if st := s.Steps[0]; st.Name != "GET http://user:***@h/x" || st.URL != "http://user:secret@h/x" {
+				t.Errorf("name %q url %q", st.Name, st.URL)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := parse("scenario.yaml", []byte(tt.src), fakeFiles)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, s)
+		})
 	}
 }

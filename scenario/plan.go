@@ -211,6 +211,9 @@ func (u *user) Do(ctx context.Context, intended time.Time) loadgen.Sample {
 		u.loggedIn = true
 	}
 	if u.ps.opt.ThinkTime && st.Think > 0 && ctx.Err() == nil {
+		// The request is over: a run ending during the pause counts it
+		// rather than taking it for one still in flight.
+		s.End = time.Now()
 		u.ps.sleep(ctx, st.Think)
 	}
 	return s
@@ -272,11 +275,11 @@ func (u *user) request(ctx context.Context, st *Step, login bool) (*http.Request
 	raw := st.url.string(f)
 	ref, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("invalid URL %q", raw)
+		return nil, fmt.Errorf("invalid URL %q", loadgen.MaskURL(raw))
 	}
 	if !ref.IsAbs() {
 		if u.ps.base == nil {
-			return nil, fmt.Errorf("relative URL %q and no base URL", raw)
+			return nil, fmt.Errorf("relative URL %q and no base URL", loadgen.MaskURL(raw))
 		}
 		ref = u.ps.base.ResolveReference(ref)
 	}
@@ -397,8 +400,9 @@ func classify(err error, ctx, rctx context.Context, timeout time.Duration) (load
 	return loadgen.ErrOther, short(msg)
 }
 
-// short cuts a detail to 120 bytes, so details stay readable and few.
-func short(s string) string { return shortString(s, 120) }
+// short cuts a detail to 120 bytes, so details stay readable and few, and
+// masks URL passwords in it.
+func short(s string) string { return shortString(loadgen.MaskCredentials(s), 120) }
 
 func shortString(s string, n int) string {
 	if len(s) <= n {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stacktune/stacktune/loadgen"
@@ -26,10 +27,23 @@ type Scoring struct {
 }
 
 // FailIf holds the limits of a passing run. A zero latency limit is no
-// limit; ErrorRate always applies (0 fails on any error, 1 never fails).
+// limit; ErrorRate and Unfinished always apply (0 fails on any, 1 never
+// fails).
 type FailIf struct {
-	// ErrorRate is the largest passing fraction of failed requests.
+	// ErrorRate is the largest passing fraction of failed requests. The
+	// requests left unsent and those stalled in flight at the end
+	// (loadgen.Result.Unsent and Stalled) count as failed ones:
+	//
+	//	(Errors + Unsent + Stalled) / (Requests + Unsent + Stalled)
+	//
+	// Requests in flight at the end that are not stalled (younger than
+	// the longest completed request: cut by the end of the run) are in
+	// neither term.
 	ErrorRate float64
+	// Unfinished is the largest passing fraction of requests left unsent
+	// or stalled at the end: (Unsent + Stalled) / (Requests + Unsent +
+	// Stalled). It fails a saturated run even where ErrorRate is relaxed.
+	Unfinished float64
 	// Latency limits over all requests with a latency (see loadgen.Result).
 	Mean, P50, P90, P99, Max time.Duration
 }
@@ -37,7 +51,8 @@ type FailIf struct {
 // DefaultScoring is the scoring of a scenario without a scoring section, and
 // what a scoring section overrides field by field: 1 point per success, 10
 // per error, 20 per timeout, 50 per failed content check, and a run fails
-// past 1% errors. Do not modify it; copy it and its Penalties map.
+// past 1% errors or past 1% of its requests left unsent or stalled in
+// flight at the end. Do not modify it; copy it and its Penalties map.
 var DefaultScoring = Scoring{
 	Success: 1,
 	Penalties: map[loadgen.ErrKind]float64{
@@ -45,7 +60,7 @@ var DefaultScoring = Scoring{
 		loadgen.ErrTimeout: 20,
 		loadgen.ErrCheck:   50,
 	},
-	FailIf: FailIf{ErrorRate: 0.01},
+	FailIf: FailIf{ErrorRate: 0.01, Unfinished: 0.01},
 }
 
 func (s Scoring) clone() Scoring {
@@ -75,8 +90,13 @@ type ScoreResult struct {
 	// Points is Σ successes × Success × score weight over the steps;
 	// Penalty is Σ failures × Penalty(kind).
 	Points, Penalty float64
-	// ErrorRate is Errors / Requests over the whole run.
+	// ErrorRate is the failed share of the run, the requests left unsent
+	// or stalled in flight at the end counting as failed (see
+	// FailIf.ErrorRate).
 	ErrorRate float64
+	// UnfinishedRate is the share of the requests left unsent or stalled
+	// in flight at the end (see FailIf.Unfinished).
+	UnfinishedRate float64
 	// Successes and Failures count requests by step name.
 	Successes, Failures map[string]int64
 	// FailuresByKind counts failed requests by error kind.
@@ -136,8 +156,13 @@ func Score(r *loadgen.Result, s Scoring, stepWeights []float64) ScoreResult {
 		}
 	}
 	out.Score = max(out.Points-out.Penalty, 0)
-	if r.Requests > 0 {
-		out.ErrorRate = float64(r.Errors) / float64(r.Requests)
+	// Requests in flight at the end but not stalled were cut by the end
+	// of the run (see loadgen.Result.Stalled): neither failed nor counted.
+	unfinished := max(r.Unsent, 0) + max(r.Stalled, 0)
+	all := r.Requests + unfinished
+	if all > 0 {
+		out.ErrorRate = float64(r.Errors+unfinished) / float64(all)
+		out.UnfinishedRate = float64(unfinished) / float64(all)
 	}
 	switch {
 	case r.Requests == 0:
@@ -145,8 +170,15 @@ func Score(r *loadgen.Result, s Scoring, stepWeights []float64) ScoreResult {
 	case successes == 0:
 		out.Reasons = append(out.Reasons, "no successful requests")
 	}
-	if r.Requests > 0 && out.ErrorRate > s.FailIf.ErrorRate {
-		out.Reasons = append(out.Reasons, fmt.Sprintf("error rate %s > %s", percent(out.ErrorRate), percent(s.FailIf.ErrorRate)))
+	if unfinished > 0 && out.UnfinishedRate > s.FailIf.Unfinished {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("unfinished %s > %s (%s)", percent(out.UnfinishedRate), percent(s.FailIf.Unfinished), UnfinishedCounts(r)))
+	}
+	if all > 0 && out.ErrorRate > s.FailIf.ErrorRate {
+		reason := fmt.Sprintf("error rate %s > %s", percent(out.ErrorRate), percent(s.FailIf.ErrorRate))
+		if unfinished > 0 {
+			reason += " (unsent and stalled requests count as failed)"
+		}
+		out.Reasons = append(out.Reasons, reason)
 	}
 	for _, l := range []struct {
 		name       string
@@ -164,6 +196,43 @@ func Score(r *loadgen.Result, s Scoring, stepWeights []float64) ScoreResult {
 	}
 	out.Passed = len(out.Reasons) == 0
 	return out
+}
+
+// UnfinishedCounts describes the requests r left unfinished, as its fail
+// reasons do, with the age bound of the stalled ones: "2,999,990 unsent,
+// 10 stalled: in flight at the end for longer than 2.003s, the longest
+// completed request", or "4 stalled: in flight at the end, no request
+// completed"; "" when r has neither unsent nor stalled requests.
+func UnfinishedCounts(r *loadgen.Result) string {
+	if r == nil {
+		return ""
+	}
+	var parts []string
+	if r.Unsent > 0 {
+		parts = append(parts, group(r.Unsent)+" unsent")
+	}
+	switch {
+	case r.Stalled <= 0:
+	case r.Requests <= 0:
+		parts = append(parts, group(r.Stalled)+" stalled: in flight at the end, no request completed")
+	default:
+		parts = append(parts, fmt.Sprintf("%s stalled: in flight at the end for longer than %v, the longest completed request",
+			group(r.Stalled), roundDuration(r.StalledAfter)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// group formats n ≥ 0 with thousands separators: 2999990 → "2,999,990".
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if i > 0 && s[i-1] != '-' && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // percent formats a fraction as a percentage with up to 3 significant

@@ -98,6 +98,60 @@ func TestScore(t *testing.T) {
 			scoring: DefaultScoring,
 			reasons: []string{"no result"},
 		},
+		{
+			name: "saturated open model: the backlog fails the run",
+			result: &loadgen.Result{Requests: 10, Unsent: 2_999_980, InFlight: 10, Stalled: 10, StalledAfter: 2003456 * time.Microsecond,
+				Steps: []loadgen.StepResult{{Name: "GET /", Requests: 10}}},
+			scoring: DefaultScoring,
+			score:   10, points: 10,
+			reasons: []string{"unfinished 100% > 1% (2,999,980 unsent, 10 stalled: in flight at the end for longer than 2.003s, the longest completed request)",
+				"error rate 100% > 1% (unsent and stalled requests count as failed)"},
+		},
+		{
+			name:    "server never answers: all in flight stalled, nothing completed",
+			result:  &loadgen.Result{InFlight: 4, Stalled: 4},
+			scoring: DefaultScoring,
+			reasons: []string{"no requests completed", "unfinished 100% > 1% (4 stalled: in flight at the end, no request completed)",
+				"error rate 100% > 1% (unsent and stalled requests count as failed)"},
+		},
+		{
+			name: "closed run of a slow app: in flight but not stalled pass",
+			result: &loadgen.Result{Requests: 200, InFlight: 8, StalledAfter: 900 * time.Millisecond, Steps: []loadgen.StepResult{
+				{Name: "GET /", Requests: 200}}},
+			scoring: DefaultScoring,
+			score:   200, points: 200,
+		},
+		{
+			name: "a few stalled at the end of a long run pass",
+			result: &loadgen.Result{Requests: 1000, InFlight: 5, Stalled: 5, StalledAfter: time.Second, Steps: []loadgen.StepResult{
+				{Name: "GET /", Requests: 1000}}},
+			scoring: DefaultScoring,
+			score:   1000, points: 1000,
+		},
+		{
+			name: "stalled tip the error rate over",
+			result: &loadgen.Result{Requests: 100, Errors: 1, InFlight: 3, Stalled: 1, StalledAfter: 850 * time.Microsecond, Steps: []loadgen.StepResult{
+				{Name: "GET /", Requests: 100, Errors: 1, ErrorsByKind: map[loadgen.ErrKind]int64{loadgen.ErrStatus: 1}}}},
+			scoring: DefaultScoring,
+			score:   99 - 10, points: 99, penalty: 10,
+			reasons: []string{"error rate 1.98% > 1% (unsent and stalled requests count as failed)"},
+		},
+		{
+			name: "stalled fail the unfinished limit, with the age bound",
+			result: &loadgen.Result{Requests: 50, InFlight: 8, Stalled: 2, StalledAfter: 12345678 * time.Nanosecond, Steps: []loadgen.StepResult{
+				{Name: "GET /", Requests: 50}}},
+			scoring: Scoring{Success: 1, FailIf: FailIf{ErrorRate: 1, Unfinished: 0.01}},
+			score:   50, points: 50,
+			reasons: []string{"unfinished 3.85% > 1% (2 stalled: in flight at the end for longer than 12.35ms, the longest completed request)"},
+		},
+		{
+			name: "unfinished limit holds where the error rate is relaxed",
+			result: &loadgen.Result{Requests: 90, Unsent: 10, Steps: []loadgen.StepResult{
+				{Name: "GET /", Requests: 90}}},
+			scoring: Scoring{Success: 1, FailIf: FailIf{ErrorRate: 1, Unfinished: 0.05}},
+			score:   90, points: 90,
+			reasons: []string{"unfinished 10% > 5% (10 unsent)"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,8 +181,15 @@ func TestScoreCounts(t *testing.T) {
 	if got.FailuresByKind[loadgen.ErrCheck] != 2 || got.FailuresByKind[loadgen.ErrStatus] != 1 || got.FailuresByKind[loadgen.ErrTimeout] != 1 {
 		t.Errorf("by kind %v", got.FailuresByKind)
 	}
-	if math.Abs(got.ErrorRate-4.0/30) > 1e-12 {
-		t.Errorf("error rate %v", got.ErrorRate)
+	if math.Abs(got.ErrorRate-4.0/30) > 1e-12 || got.UnfinishedRate != 0 {
+		t.Errorf("error rate %v, unfinished %v", got.ErrorRate, got.UnfinishedRate)
+	}
+	// 6 unsent and 4 stalled of 7 in flight: the 3 others were cut by
+	// the end of the run, and count nowhere.
+	r.Unsent, r.InFlight, r.Stalled = 6, 7, 4
+	got = Score(r, DefaultScoring, nil)
+	if math.Abs(got.ErrorRate-14.0/40) > 1e-12 || math.Abs(got.UnfinishedRate-10.0/40) > 1e-12 {
+		t.Errorf("with 6 unsent and 4 stalled: error rate %v, unfinished %v", got.ErrorRate, got.UnfinishedRate)
 	}
 }
 

@@ -42,10 +42,21 @@ times each step's weight, minus penalties for errors, timeouts and failed checks
 failing the run past its thresholds (more than 1% errors by default).
 
 Without --scenario it requests one URL, with the flags wrk and hey users know.
-Every run is bounded by --duration and/or --requests; an unbounded run is refused.
+Every run is bounded by --duration and/or --requests; an unbounded run is refused,
+and the whole command (all --runs and warm-ups) by 10 minutes. --connections is at
+most 10000, and at most what the open-files limit (ulimit -n) allows.
 The closed model (default) keeps --connections users busy back to back; --rate
 switches to the open model, a constant arrival rate whose latency is measured from
 the intended send time, so a stalled server cannot hide its latency.
+
+Requests the open model scheduled but never sent (the backlog of a saturated
+server) are counted as unsent, and requests still out when a run ends as in
+flight. An in-flight request is stalled when it has been out longer than the
+longest request the run completed (or when none completed); the others were
+cut by the end of the run, as every connection of a closed run has one out.
+Unsent and stalled requests count as failed in the error rate, and a run that
+leaves more than 1% of its requests unsent or stalled fails. Passwords in URLs
+are shown as user:***@.
 
 Each run is stored in the history database with its --label; "stacktune history"
 prints the score transitions.`,
@@ -59,11 +70,12 @@ prints the score transitions.`,
 			if len(args) == 1 {
 				url = args[0]
 			}
-			return runBench(cmd.Context(), o, url, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			// No message shows a URL's password.
+			return loadtest.MaskError(runBench(cmd.Context(), o, url, cmd.OutOrStdout(), cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()
-	f.IntVarP(&o.load.Connections, "connections", "c", loadgen.DefaultConnections, "connections (virtual users)")
+	f.IntVarP(&o.load.Connections, "connections", "c", loadgen.DefaultConnections, fmt.Sprintf("connections (virtual users), at most %d and what the open-files limit allows", loadgen.MaxConnections))
 	f.DurationVarP(&o.load.Duration, "duration", "d", 0, "measured duration (default 10s when --requests is not given)")
 	f.Int64VarP(&o.load.Requests, "requests", "n", 0, "requests to complete (0 = bounded by --duration only)")
 	f.Float64Var(&o.load.Rate, "rate", 0, "open model: requests per second at a constant rate (0 = closed model)")
@@ -91,6 +103,19 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// connectionsError words a refused --connections for the command line.
+func connectionsError(err error) error {
+	var ce *loadgen.ConnectionsError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if ce.NoFile == 0 {
+		return fmt.Errorf("-c %d: at most %d connections (the cap of the load generator)", ce.N, ce.Max)
+	}
+	return fmt.Errorf("-c %d: the open-files limit (RLIMIT_NOFILE %d) allows at most %d connections (one socket each, %d files kept for the rest): raise it with ulimit -n, or lower -c",
+		ce.N, ce.NoFile, ce.Max, loadgen.ReservedFiles)
+}
+
 func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io.Writer) error {
 	if err := report.CheckFormat(o.format, report.BenchFormats...); err != nil {
 		return err
@@ -103,6 +128,9 @@ func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io
 	}
 	if o.load.Duration == 0 && o.load.Requests == 0 {
 		o.load.Duration = 10 * time.Second
+	}
+	if err := loadgen.CheckConnections(o.load.Connections); err != nil {
+		return connectionsError(err)
 	}
 	var store *history.Store
 	if !o.noHistory {
@@ -136,6 +164,12 @@ func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io
 	sum, err := loadtest.Run(ctx, opt)
 	if show {
 		fmt.Fprint(stderr, "\r\033[K")
+	}
+	switch {
+	case errors.As(err, new(*loadtest.BoundError)):
+		err = fmt.Errorf("%w: lower --runs, --duration, --warmup or --requests", err)
+	case errors.As(err, new(*loadgen.ConnectionsError)):
+		err = connectionsError(err)
 	}
 	if sum == nil {
 		return err
