@@ -22,7 +22,7 @@ func TestIndexesCLIBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no dsn", []string{"indexes"}, "--dsn is required"},
+		{"no dsn", []string{"indexes"}, "is required: indexes EXPLAINs"},
 		{"bad format", []string{"indexes", "--dsn", "x@tcp(127.0.0.1:1)/", "--format", "xml"}, "unknown format"},
 		{"bad limit", []string{"indexes", "--dsn", "x@tcp(127.0.0.1:1)/", "--limit", "0"}, "--limit"},
 	} {
