@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // liveConfig is the http {} text of the real nginx: it includes the log
@@ -65,7 +66,7 @@ func TestRealNginx(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(dir, "snippets"), os.DirFS("testdata/nginx/snippets")); err != nil {
 		t.Fatal(err)
 	}
-	n := sandbox.NewNginx(t, sandbox.NginxOptions{Dir: dir, HTTPConfig: strings.ReplaceAll(liveConfig, "{{CONFD}}", confd)})
+	n := sandboxtest.NewNginx(t, sandbox.NginxOptions{Dir: dir, HTTPConfig: strings.ReplaceAll(liveConfig, "{{CONFD}}", confd)})
 	// nginx sends a second's worth at once, then 16k a second: the
 	// 24 KiB take about half a second.
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1536)

@@ -20,7 +20,8 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // faultWorld is one transaction over real servers: a MariaDB that reads
@@ -37,7 +38,7 @@ type faultWorld struct {
 
 func newFaultWorld(t *testing.T) *faultWorld {
 	t.Helper()
-	w := &faultWorld{srv: sandbox.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})}
+	w := &faultWorld{srv: sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})}
 	// Not the reference app: a shop's orders.
 	for _, q := range []string{"CREATE DATABASE shop",
 		"CREATE TABLE shop.orders (order_no BIGINT PRIMARY KEY, customer_ref VARCHAR(40), placed DATETIME, state ENUM('new','paid','sent'))",
@@ -46,7 +47,7 @@ func newFaultWorld(t *testing.T) *faultWorld {
 			t.Fatal(err)
 		}
 	}
-	w.nginx = sandbox.NewNginx(t, sandbox.NginxOptions{HTTPConfig: `    upstream shop {
+	w.nginx = sandboxtest.NewNginx(t, sandbox.NginxOptions{HTTPConfig: `    upstream shop {
         server 127.0.0.1:9;
     }
     server {

@@ -13,7 +13,8 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // vars makes MySQL variable changes from "name=value" or
@@ -94,7 +95,7 @@ func diffVariables(a, b map[string]string) []string {
 // restart, read back; a value the server would clamp is refused before
 // anything changes.
 func TestMySQLTarget(t *testing.T) {
-	srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})
+	srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})
 	ctx := context.Background()
 	opt := Options{StateDir: t.TempDir()}
 	pid := srv.PID()
@@ -213,7 +214,7 @@ func (f *failingDB) ExecContext(ctx context.Context, q string, args ...any) (sql
 // TestIssueFailures reproduces the four ways apply broke its promises,
 // on real servers, and shows each now holds.
 func TestIssueFailures(t *testing.T) {
-	srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})
+	srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})
 	ctx := context.Background()
 	cnf := filepath.Join(srv.ConfDir(), "99-stacktune.cnf")
 
@@ -388,7 +389,7 @@ func failAt(point string) fault {
 }
 
 func TestIndexesTarget(t *testing.T) {
-	srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 	db := srv.DB()
 	ctx := context.Background()
 	for _, q := range []string{"CREATE DATABASE app", "CREATE TABLE app.relations (id INT PRIMARY KEY, one INT, another INT, created_at DATETIME, body TEXT)"} {
@@ -491,7 +492,7 @@ func nginxChanges(specs ...string) []changeset.Change {
 // validated, reloaded and probed; ones nginx -t refuses leave the old
 // files; a directive that moved since the advice is drift.
 func TestNginxTarget(t *testing.T) {
-	n := sandbox.NewNginx(t, sandbox.NginxOptions{HTTPConfig: `    upstream app {
+	n := sandboxtest.NewNginx(t, sandbox.NginxOptions{HTTPConfig: `    upstream app {
         server 127.0.0.1:9;
     }
     server {

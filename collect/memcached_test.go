@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // memcachedCommands sends text-protocol commands (sets and gets) on one
@@ -61,7 +62,7 @@ func TestMemcached(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			m := sandbox.NewMemcached(t, sandbox.MemcachedOptions{
+			m := sandboxtest.NewMemcached(t, sandbox.MemcachedOptions{
 				Socket:    tc.socket,
 				MaxConns:  500,
 				ExtraArgs: []string{"-t", "3", "-b", "2048", "-I", "2m", "-C"},
@@ -113,7 +114,7 @@ func TestMemcached(t *testing.T) {
 	}
 	t.Run("no gets yet", func(t *testing.T) {
 		t.Parallel()
-		m := sandbox.NewMemcached(t, sandbox.MemcachedOptions{})
+		m := sandboxtest.NewMemcached(t, sandbox.MemcachedOptions{})
 		var s Snapshot
 		if err := NewMemcached(m.Network(), m.Addr()).Collect(context.Background(), &s); err != nil {
 			t.Fatal(err)
@@ -124,7 +125,7 @@ func TestMemcached(t *testing.T) {
 	})
 	t.Run("evictions", func(t *testing.T) {
 		t.Parallel()
-		m := sandbox.NewMemcached(t, sandbox.MemcachedOptions{MemoryMB: 2})
+		m := sandboxtest.NewMemcached(t, sandbox.MemcachedOptions{MemoryMB: 2})
 		value := strings.Repeat("x", 100<<10)
 		var cmds []string
 		for i := 0; i < 60; i++ {

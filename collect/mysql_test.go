@@ -12,14 +12,15 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/dbconn"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // TestMySQLSandbox runs the collector against one throwaway MariaDB (with
 // performance_schema on, so its consumers can be read), as root and as a
 // user with no privileges.
 func TestMySQLSandbox(t *testing.T) {
-	srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"performance_schema": "ON"}})
+	srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"performance_schema": "ON"}})
 	ctx := context.Background()
 	root := srv.DB()
 	for _, q := range []string{

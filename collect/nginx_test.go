@@ -12,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/internal/golden"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // nginxFixtures are the configuration trees under testdata, each with its
@@ -377,7 +378,7 @@ func TestNginxConfigTest(t *testing.T) {
 // TestNginxSandbox reads the configuration of a running sandbox nginx,
 // with an upstream over a unix socket and a timed log format.
 func TestNginxSandbox(t *testing.T) {
-	n := sandbox.NewNginx(t, sandbox.NginxOptions{HTTPConfig: `
+	n := sandboxtest.NewNginx(t, sandbox.NginxOptions{HTTPConfig: `
     log_format timed '$remote_addr [$time_local] "$request" $status $request_time $upstream_response_time';
     upstream app {
         server unix:{{DIR}}/app.sock;

@@ -17,7 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // redisCommands runs commands on one connection with the collector's own
@@ -46,7 +47,7 @@ func redisCommands(t *testing.T, network, addr, password string, cmds ...[]strin
 // readiness with a PING that --requirepass in ExtraArgs would refuse.
 func newRedisWithPassword(t *testing.T, opts sandbox.RedisOptions, password string) *sandbox.Redis {
 	t.Helper()
-	r := sandbox.NewRedis(t, opts)
+	r := sandboxtest.NewRedis(t, opts)
 	redisCommands(t, r.Network(), r.Addr(), "", []string{"CONFIG", "SET", "requirepass", password})
 	return r
 }
@@ -161,7 +162,7 @@ func TestRedisRefusals(t *testing.T) {
 	})
 	t.Run("password the server does not need", func(t *testing.T) {
 		t.Parallel()
-		r := sandbox.NewRedis(t, sandbox.RedisOptions{})
+		r := sandboxtest.NewRedis(t, sandbox.RedisOptions{})
 		s := Run(context.Background(), []Collector{NewRedis(r.Network(), r.Addr(), password)})
 		if s.Redis == nil || len(s.Errors) != 0 {
 			t.Fatalf("layer %v errors %+v", s.Redis, s.Errors)
@@ -169,7 +170,7 @@ func TestRedisRefusals(t *testing.T) {
 	})
 	t.Run("CONFIG renamed", func(t *testing.T) {
 		t.Parallel()
-		r := sandbox.NewRedis(t, sandbox.RedisOptions{ExtraArgs: []string{"--rename-command", "CONFIG", "", "--maxmemory", "8mb"}})
+		r := sandboxtest.NewRedis(t, sandbox.RedisOptions{ExtraArgs: []string{"--rename-command", "CONFIG", "", "--maxmemory", "8mb"}})
 		redisCommands(t, r.Network(), r.Addr(), "", redisOps...)
 		s := Run(context.Background(), []Collector{NewRedis(r.Network(), r.Addr(), "")})
 		if s.Redis == nil || len(s.Errors) != 1 || !s.Errors[0].Partial || !strings.Contains(s.Errors[0].Error, "CONFIG GET refused: ERR unknown command") {

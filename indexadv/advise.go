@@ -12,7 +12,7 @@ import (
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/mysqlvar"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
 )
 
 // Options configure Run.

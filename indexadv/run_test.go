@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/digest"
-	"github.com/stacktune/stacktune/sandbox"
-	"github.com/stacktune/stacktune/workload"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/internal/workload"
 )
 
 // TestRunOnWorkload is the seed-000 case: the workload's relations table
 // has no index on one/another, and the friends query ORs them.
 func TestRunOnWorkload(t *testing.T) {
 	ctx := context.Background()
-	prod := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	prod := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 	if err := workload.Setup(ctx, prod.DB(), "app", workload.DefaultScale); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestRunOnWorkload(t *testing.T) {
 // findings are still returned, with no unproven proposal.
 func TestRunWithoutSandbox(t *testing.T) {
 	ctx := context.Background()
-	prod := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	prod := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 	if err := workload.Setup(ctx, prod.DB(), "app", workload.Scale{Users: 50, RelationsPerUser: 5, EntriesPerUser: 1, CommentsPerEntry: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // loggedRequests counts the requests of our client in nginx's access log
@@ -37,7 +38,7 @@ func settledCount(t *testing.T, n *sandbox.Nginx, before, want int64) int64 {
 // TestNginxAccessLogMatches checks that the requests counted are exactly
 // the requests nginx served, in both models and both connection modes.
 func TestNginxAccessLogMatches(t *testing.T) {
-	n := sandbox.NewNginx(t, sandbox.NginxOptions{})
+	n := sandboxtest.NewNginx(t, sandbox.NginxOptions{})
 	engines(t, func(t *testing.T) { testNginxAccessLogMatches(t, n) })
 }
 
@@ -64,7 +65,7 @@ func testNginxAccessLogMatches(t *testing.T, n *sandbox.Nginx) {
 			}
 			before := loggedRequests(t, n)
 			start := time.Now()
-			res, err := Run(context.Background(), plan, tt.opt)
+			res, err := runEngine(context.Background(), plan, tt.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +92,7 @@ const nginxIndexForTest = "<!doctype html>\n<title>stacktune sandbox</title>\n<p
 // that completed in time; the ones aborted at the end reached nginx or
 // not, so nginx logged at most one more per connection.
 func TestNginxDurationBound(t *testing.T) {
-	n := sandbox.NewNginx(t, sandbox.NginxOptions{})
+	n := sandboxtest.NewNginx(t, sandbox.NginxOptions{})
 	engines(t, func(t *testing.T) { testNginxDurationBound(t, n) })
 }
 
@@ -104,7 +105,7 @@ func testNginxDurationBound(t *testing.T, n *sandbox.Nginx) {
 		before := loggedRequests(t, n)
 		const d = 500 * time.Millisecond
 		opt := Options{Connections: 4, Duration: d, KeepAlive: ka}
-		res, err := Run(context.Background(), plan, opt)
+		res, err := runEngine(context.Background(), plan, opt)
 		if err != nil {
 			t.Fatal(err)
 		}

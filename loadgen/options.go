@@ -10,6 +10,10 @@ import (
 // Options bounds and shapes a run. See the package documentation for the
 // two models and how the bounds combine.
 type Options struct {
+	// NoEventLoops runs closed-model URL plans on one goroutine per user
+	// instead of the epoll event loops (to compare the two engines; the
+	// open model and scenarios always use goroutines).
+	NoEventLoops bool
 	// Connections is the number of virtual users, each with its own User
 	// (and so its own connection or session). Default 10; at most
 	// MaxConnections and what the open-files limit allows (see

@@ -43,7 +43,7 @@ func Run(ctx context.Context, plan Plan, opt Options) (*Result, error) {
 	}
 	r := newRunner(ctx, plan, opt)
 	defer r.cancel(nil)
-	if plan.url != nil && opt.Rate == 0 && loopsSupported && useLoops {
+	if plan.url != nil && opt.Rate == 0 && loopsSupported && !opt.NoEventLoops {
 		if workers, cleanup, ok := r.loopWorkers(plan.url); ok {
 			defer cleanup()
 			return r.run(workers)
@@ -73,10 +73,6 @@ func Run(ctx context.Context, plan Plan, opt Options) (*Result, error) {
 	}
 	return r.run(workers)
 }
-
-// useLoops lets tests run URL plans on goroutine users in the closed model
-// too.
-var useLoops = true
 
 // runner is one run's shared state. Workers read it; the only shared
 // writes per request are the ticket counter (when a count bound or the

@@ -81,10 +81,19 @@ func TestURLPlanKeepAliveMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(context.Background(), p, Options{Requests: 1, KeepAlive: true})
+	_, err = runEngine(context.Background(), p, Options{Requests: 1, KeepAlive: true})
 	if err == nil || !strings.Contains(err.Error(), "KeepAlive") {
 		t.Fatalf("error %v, want the keep-alive mismatch refused", err)
 	}
+}
+
+// noLoops is the engine engines chose for runEngine.
+var noLoops bool
+
+// runEngine is Run on the engine engines chose.
+func runEngine(ctx context.Context, p Plan, o Options) (*Result, error) {
+	o.NoEventLoops = noLoops
+	return Run(ctx, p, o)
 }
 
 // engines runs f with the closed model of URL plans on event loops and on
@@ -96,8 +105,8 @@ func engines(t *testing.T, f func(t *testing.T)) {
 		loops bool
 	}{{"loops", true}, {"goroutines", false}} {
 		t.Run(e.name, func(t *testing.T) {
-			defer func(old bool) { useLoops = old }(useLoops)
-			useLoops = e.loops
+			defer func(old bool) { noLoops = old }(noLoops)
+			noLoops = !e.loops
 			f(t)
 		})
 	}
@@ -117,8 +126,6 @@ func TestURLPlanEngine(t *testing.T) {
 		{name: "open always on goroutines", loops: true, rate: 1000, wantUsers: 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			defer func(old bool) { useLoops = old }(useLoops)
-			useLoops = tt.loops
 			plan, err := URLPlan(s.URL, URLOptions{KeepAlive: true})
 			if err != nil {
 				t.Fatal(err)
@@ -126,7 +133,7 @@ func TestURLPlanEngine(t *testing.T) {
 			var users atomic.Int64
 			newUser := plan.NewUser
 			plan.NewUser = func(i int) (User, error) { users.Add(1); return newUser(i) }
-			res, err := Run(context.Background(), plan, Options{Connections: 3, Requests: 30, Rate: tt.rate, KeepAlive: true})
+			res, err := Run(context.Background(), plan, Options{Connections: 3, Requests: 30, Rate: tt.rate, KeepAlive: true, NoEventLoops: !tt.loops})
 			if err != nil || res.Requests != 30 || res.Errors != 0 {
 				t.Fatalf("Run = %+v, %v", res, err)
 			}
@@ -144,7 +151,7 @@ func runURL(t *testing.T, url string, uo URLOptions, n int64, timeout time.Durat
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), p, Options{Connections: 2, Requests: n, KeepAlive: uo.KeepAlive, Timeout: timeout})
+	res, err := runEngine(context.Background(), p, Options{Connections: 2, Requests: n, KeepAlive: uo.KeepAlive, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +510,7 @@ func TestOpenModelMeasuresFromIntendedTime(t *testing.T) {
 		}
 		// 300 requests at 200/s is 1.5s; the stall holds back about
 		// 100 of them.
-		res, err := Run(context.Background(), plan, Options{Connections: 1, Requests: 300, Rate: rate, KeepAlive: true})
+		res, err := runEngine(context.Background(), plan, Options{Connections: 1, Requests: 300, Rate: rate, KeepAlive: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -549,7 +556,7 @@ func testURLStops(t *testing.T) {
 	defer cancel()
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	res, err := Run(ctx, plan, Options{Connections: 3, Requests: 100, KeepAlive: true})
+	res, err := runEngine(ctx, plan, Options{Connections: 3, Requests: 100, KeepAlive: true})
 	if !errors.Is(err, context.Canceled) || res == nil || res.Stopped != StopCanceled || res.Requests != 0 {
 		t.Errorf("canceled: Run = %+v, %v", res, err)
 	}
@@ -557,7 +564,7 @@ func testURLStops(t *testing.T) {
 		t.Errorf("canceled run returned after %v", wall)
 	}
 	start = time.Now()
-	res, err = Run(context.Background(), plan, Options{Connections: 3, Requests: 100, KeepAlive: true, MaxDuration: 200 * time.Millisecond})
+	res, err = runEngine(context.Background(), plan, Options{Connections: 3, Requests: 100, KeepAlive: true, MaxDuration: 200 * time.Millisecond})
 	if !errors.Is(err, ErrMaxDuration) || res == nil || res.Stopped != StopMaxDuration {
 		t.Errorf("max duration: Run = %+v, %v", res, err)
 	}

@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/loadgen"
-	"github.com/stacktune/stacktune/sandbox"
 )
 
 // server starts an in-process HTTP server whose handler answers after
@@ -68,7 +69,7 @@ func allRuns(s *Summary) []RunResult {
 func TestRunUnfinished(t *testing.T) {
 	slow := server(t, 2*time.Second) // answers in 2s
 	never := server(t, -1)
-	ng := sandbox.NewNginx(t, sandbox.NginxOptions{})
+	ng := sandboxtest.NewNginx(t, sandbox.NginxOptions{})
 	const (
 		anyStalled = iota
 		allStalled

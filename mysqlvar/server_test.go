@@ -8,14 +8,15 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // TestExpectAgainstMariaDB is a differential test of Meta.Expect: for each
 // value it predicts what the server will hold (or that it would clamp
 // it), then sets it on a real MariaDB and reads it back.
 func TestExpectAgainstMariaDB(t *testing.T) {
-	srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 	db := srv.DB()
 	ctx := context.Background()
 	s, err := Detect(ctx, db)
@@ -106,7 +107,7 @@ func TestTableMatchesMariaDB(t *testing.T) {
 	// The compiled-in defaults: with the sandbox's small 8M redo log,
 	// SET GLOBAL innodb_log_file_size to its own value fails (it must be
 	// at least innodb_log_buffer_size: see Conflicts).
-	srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{ServerDefaults: true})
+	srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{ServerDefaults: true})
 	db := srv.DB()
 	ctx := context.Background()
 	s, err := Detect(ctx, db)

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/digest"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // TestDiffOnRealServer runs known statements between two snapshots of a
 // throwaway MariaDB and checks the digest reports exactly them.
 func TestDiffOnRealServer(t *testing.T) {
-	srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"performance_schema": "ON"}})
+	srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"performance_schema": "ON"}})
 	ctx := context.Background()
 	db := srv.DB()
 	db.SetMaxOpenConns(1)
@@ -128,14 +129,14 @@ func fingerprints(r *digest.Report) []string {
 func TestDisabledSaysHowToEnable(t *testing.T) {
 	ctx := context.Background()
 	t.Run("performance_schema off", func(t *testing.T) {
-		srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+		srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 		_, err := Digest(ctx, srv.DB(), Options{Interval: time.Millisecond})
 		if !errors.Is(err, ErrDisabled) || !strings.Contains(err.Error(), "performance_schema=ON") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("digest consumer off", func(t *testing.T) {
-		srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"performance_schema": "ON"}})
+		srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"performance_schema": "ON"}})
 		if _, err := srv.DB().ExecContext(ctx, "UPDATE performance_schema.setup_consumers SET ENABLED='NO' WHERE NAME='statements_digest'"); err != nil {
 			t.Fatal(err)
 		}

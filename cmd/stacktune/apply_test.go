@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // changeDir writes a change set of changes as stacktune audit --emit
@@ -59,7 +60,7 @@ func transactions(t *testing.T, state string) []map[string]any {
 // TestApplyMySQLCLI applies my.cnf drop-ins and index DDL to a real
 // MariaDB reading its option files from conf.d, and rolls them back.
 func TestApplyMySQLCLI(t *testing.T) {
-	srv := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})
+	srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})
 	state := t.TempDir()
 	conf := filepath.Join(srv.ConfDir(), "99-stacktune.cnf")
 	flags := []string{"--dsn", srv.DSN(""), "--state", state,
@@ -225,7 +226,7 @@ func TestApplyMySQLCLI(t *testing.T) {
 // TestApplyNginxCLI edits a real nginx's configuration with a snippet,
 // reloads it with the sandbox's command line, and rolls back.
 func TestApplyNginxCLI(t *testing.T) {
-	n := sandbox.NewNginx(t, sandbox.NginxOptions{HTTPConfig: `    upstream app {
+	n := sandboxtest.NewNginx(t, sandbox.NginxOptions{HTTPConfig: `    upstream app {
         server 127.0.0.1:9;
     }
     server {
@@ -305,7 +306,7 @@ func TestApplyHostWideCLI(t *testing.T) {
 	etc := t.TempDir()
 	sysctlConf := filepath.Join(etc, "99-stacktune.conf")
 	state := t.TempDir()
-	flags := []string{"--state", state, "--proc-root", proc, "--sysctl-conf", sysctlConf, "--systemd-dir", etc}
+	flags := []string{"--state", state, "--proc-sys", proc, "--sysctl-conf", sysctlConf, "--systemd-dir", etc}
 
 	dir := changeDir(t,
 		change(changeset.Sysctl, "/etc/sysctl.d", "net.core.somaxconn", "128", "4096"),

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // TestAuditCLI audits a deliberately mistuned throwaway MariaDB, live and
 // from a saved snapshot, and checks the JSON contract and the flags.
 func TestAuditCLI(t *testing.T) {
-	db := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{
+	db := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{
 		"innodb_buffer_pool_size": "8M", "tmp_table_size": "16K", "max_heap_table_size": "16K",
 	}})
 	type auditJSON struct {

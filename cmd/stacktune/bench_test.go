@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // TestBenchCLI drives `stacktune bench` against a real throwaway nginx and
 // a small app, then `stacktune history` on the runs it recorded.
 func TestBenchCLI(t *testing.T) {
-	ng := sandbox.NewNginx(t, sandbox.NginxOptions{})
+	ng := sandboxtest.NewNginx(t, sandbox.NginxOptions{})
 	var hits atomic.Int64
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -192,7 +193,7 @@ func slowServer(t *testing.T, delay time.Duration) *httptest.Server {
 func TestBenchUnfinishedAndLimits(t *testing.T) {
 	slow := slowServer(t, 2*time.Second)
 	never := slowServer(t, -1)
-	ng := sandbox.NewNginx(t, sandbox.NginxOptions{})
+	ng := sandboxtest.NewNginx(t, sandbox.NginxOptions{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "history.db")
 	neverScenario := filepath.Join(dir, "never.yaml")

@@ -8,17 +8,18 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/collect"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // TestCollectCLI collects from real throwaway servers into a snapshot file,
 // including a wrong password and an unreachable cache, which are recorded
 // while the rest is collected.
 func TestCollectCLI(t *testing.T) {
-	db := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
-	ng := sandbox.NewNginx(t, sandbox.NginxOptions{})
-	mc := sandbox.NewMemcached(t, sandbox.MemcachedOptions{Socket: true})
-	rd := sandbox.NewRedis(t, sandbox.RedisOptions{})
+	db := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
+	ng := sandboxtest.NewNginx(t, sandbox.NginxOptions{})
+	mc := sandboxtest.NewMemcached(t, sandbox.MemcachedOptions{Socket: true})
+	rd := sandboxtest.NewRedis(t, sandbox.RedisOptions{})
 	out := filepath.Join(t.TempDir(), "snap.json")
 
 	_, errOut, err := run(t, "", "collect", "--dsn", db.DSN(""), "--interval", "200ms", "--nginx-conf", ng.ConfigPath(),

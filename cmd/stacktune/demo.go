@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stacktune/stacktune/demo"
+	"github.com/stacktune/stacktune/internal/demo"
 	"github.com/stacktune/stacktune/internal/atomicfile"
 	"github.com/stacktune/stacktune/report"
 )

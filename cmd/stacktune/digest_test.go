@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // run executes the CLI with args and stdin, returning stdout, stderr and
@@ -145,8 +146,8 @@ func TestDigestCLI(t *testing.T) {
 // TestDigestLiveCLI runs `digest --dsn` against throwaway MariaDB servers:
 // performance_schema on, off, and a wrong password.
 func TestDigestLiveCLI(t *testing.T) {
-	on := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"performance_schema": "ON"}})
-	off := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	on := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"performance_schema": "ON"}})
+	off := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 	if _, err := on.DB().Exec("CREATE USER 'app'@'localhost' IDENTIFIED BY 'right-pw'"); err != nil {
 		t.Fatal(err)
 	}

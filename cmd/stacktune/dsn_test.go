@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/collect"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // TestDSNSources connects a real MariaDB user that has a password
@@ -16,7 +17,7 @@ import (
 // file, from ~/.my.cnf filling in a DSN that has none, and from
 // --dsn-env; every command that takes a server takes the same flags.
 func TestDSNSources(t *testing.T) {
-	db := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	db := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 	const pw = "Tun3r-s3cret"
 	for _, q := range []string{"CREATE USER 'tuner'@'localhost' IDENTIFIED BY '" + pw + "'", "GRANT ALL ON *.* TO 'tuner'@'localhost'"} {
 		if _, err := db.DB().Exec(q); err != nil {

@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/indexadv"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/internal/workload"
 	"github.com/stacktune/stacktune/report"
-	"github.com/stacktune/stacktune/sandbox"
-	"github.com/stacktune/stacktune/workload"
 )
 
 func TestIndexesCLIBadInput(t *testing.T) {
@@ -40,7 +41,7 @@ func TestIndexesCLIBadInput(t *testing.T) {
 // branch, proven on the copy, and nothing is applied without --apply.
 func TestIndexesCLIOnWorkload(t *testing.T) {
 	ctx := context.Background()
-	m := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"slow_query_log": "ON", "long_query_time": "0"}})
+	m := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"slow_query_log": "ON", "long_query_time": "0"}})
 	if err := workload.Setup(ctx, m.DB(), "app", workload.DefaultScale); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestIndexesCLIOnWorkload(t *testing.T) {
 // statement history) while the workload runs.
 func TestIndexesCLIPerformanceSchema(t *testing.T) {
 	ctx := context.Background()
-	m := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{
+	m := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{
 		"performance_schema": "ON", "performance-schema-consumer-events-statements-history-long": "ON", "performance-schema-consumer-events-statements-current": "ON",
 	}})
 	if err := workload.Setup(ctx, m.DB(), "app", workload.DefaultScale); err != nil {

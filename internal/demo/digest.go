@@ -10,8 +10,8 @@ import (
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/pfs"
 	"github.com/stacktune/stacktune/report"
-	"github.com/stacktune/stacktune/sandbox"
-	"github.com/stacktune/stacktune/workload"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/workload"
 )
 
 // DigestOptions configures DigestDemo.

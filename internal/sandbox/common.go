@@ -484,3 +484,25 @@ func orDefault[T comparable](v, d T) T {
 	}
 	return v
 }
+
+// Diagnostics is the tail of a server's logs, headed by its name and
+// directory, for a test that failed ("" when the logs are empty).
+func (in *instance) diagnostics() string {
+	tail := in.logTail()
+	if tail == "" {
+		return ""
+	}
+	return "sandbox " + in.name + " in " + in.dir + ":" + strings.TrimRight(tail, "\n")
+}
+
+// Diagnostics returns the tail of the server's logs, for a failed test.
+func (m *MariaDB) Diagnostics() string { return m.inst.diagnostics() }
+
+// Diagnostics returns the tail of the server's logs, for a failed test.
+func (n *Nginx) Diagnostics() string { return n.inst.diagnostics() }
+
+// Diagnostics returns the tail of the server's logs, for a failed test.
+func (m *Memcached) Diagnostics() string { return m.inst.diagnostics() }
+
+// Diagnostics returns the tail of the server's logs, for a failed test.
+func (r *Redis) Diagnostics() string { return r.inst.diagnostics() }

@@ -10,7 +10,7 @@ import (
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/refapp"
+	"github.com/stacktune/stacktune/internal/refapp"
 )
 
 // A step is one group of findings applied together and measured: it

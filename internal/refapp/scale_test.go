@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // explainType returns EXPLAIN's access type of q's first table and its
@@ -50,7 +51,7 @@ func TestScale1(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads scale 1")
 	}
-	m := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	m := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 	ctx := context.Background()
 	if _, err := m.DB().ExecContext(ctx, "CREATE DATABASE refapp"); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacktune/stacktune/refapp"
+	"github.com/stacktune/stacktune/internal/refapp"
 )
 
 func TestSlower(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/dbconn"
-	"github.com/stacktune/stacktune/refapp"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/refapp"
+	"github.com/stacktune/stacktune/internal/sandbox"
 )
 
 // appDB is the reference app's database.

@@ -16,7 +16,7 @@ import (
 	"github.com/stacktune/stacktune/history"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/loadtest"
-	"github.com/stacktune/stacktune/refapp"
+	"github.com/stacktune/stacktune/internal/refapp"
 )
 
 // LoopOptions configures Loop. The zero value is the full loop.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/stacktune/stacktune/apply"
-	"github.com/stacktune/stacktune/refapp"
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/refapp"
+	"github.com/stacktune/stacktune/internal/sandbox"
 )
 
 // The demo's own apply targets: the app's configuration file and the

@@ -22,8 +22,9 @@ import (
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
 
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/loadgen"
-	"github.com/stacktune/stacktune/sandbox"
 	"github.com/stacktune/stacktune/scenario"
 )
 
@@ -71,7 +72,7 @@ func TestGenerateRejectsScale(t *testing.T) {
 // TCP, shared by the subtests.
 func newDB(t *testing.T) (*sandbox.MariaDB, *sql.DB) {
 	t.Helper()
-	m := sandbox.NewMariaDB(t, sandbox.MariaDBOptions{})
+	m := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 	ctx := context.Background()
 	if _, err := m.DB().ExecContext(ctx, "CREATE DATABASE refapp"); err != nil {
 		t.Fatal(err)
@@ -142,7 +143,7 @@ func login(t *testing.T, c *http.Client, base string, id int) {
 
 func TestApp(t *testing.T) {
 	m, db := newDB(t)
-	mc := sandbox.NewMemcached(t, sandbox.MemcachedOptions{})
+	mc := sandboxtest.NewMemcached(t, sandbox.MemcachedOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := Start(ctx, Config{DSN: m.TCPDSN("refapp"), Memcached: mc.Addr()})
@@ -307,7 +308,7 @@ func runScenario(t *testing.T, base string) {
 
 func TestUnixSockets(t *testing.T) {
 	m, _ := newDB(t)
-	mc := sandbox.NewMemcached(t, sandbox.MemcachedOptions{Socket: true})
+	mc := sandboxtest.NewMemcached(t, sandbox.MemcachedOptions{Socket: true})
 	dir := t.TempDir()
 	notSock := filepath.Join(dir, "file")
 	if err := os.WriteFile(notSock, nil, 0o600); err != nil {

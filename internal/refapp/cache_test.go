@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 )
 
 // TestCacheBatch serves the same data with the naive cache and with
@@ -30,7 +31,7 @@ func TestCacheBatch(t *testing.T) {
 		c   *http.Client
 	}
 	start := func(batch bool) app {
-		mc := sandbox.NewMemcached(t, sandbox.MemcachedOptions{})
+		mc := sandboxtest.NewMemcached(t, sandbox.MemcachedOptions{})
 		srv, err := Start(ctx, Config{DSN: m.DSN("refapp"), Memcached: mc.Addr(), CacheBatch: batch})
 		if err != nil {
 			t.Fatal(err)
