@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/stacktune/stacktune/plan"
+	"github.com/stacktune/stacktune/capacity"
 )
 
 // linux-port-range: every outgoing connection takes a local port from
@@ -79,18 +79,18 @@ func checkLinuxPortRange(c *Context) []Finding {
 	if float64(used) >= portsCrit*float64(usable) {
 		f.Severity = Critical
 	}
-	lo := plan.MaxPort + 1 - need
-	if need > plan.MaxEphemeralPorts {
-		lo = plan.MinEphemeralPort
+	lo := capacity.MaxPort + 1 - need
+	if need > capacity.MaxEphemeralPorts {
+		lo = capacity.MinEphemeralPort
 	}
 	if lo < r.Low {
-		f.Change = c.SysctlChange("net.ipv4.ip_local_port_range", fmt.Sprintf("%d %d", lo, plan.MaxPort), Increase)
+		f.Change = c.SysctlChange("net.ipv4.ip_local_port_range", fmt.Sprintf("%d %d", lo, capacity.MaxPort), Increase)
 		f.Effect = fmt.Sprintf("%d ports (%d..%d): twice the connections seen, so a peak does not end in connect() failing with EADDRNOTAVAIL (\"Cannot assign requested address\")",
-			plan.MaxPort-lo+1, lo, plan.MaxPort)
+			capacity.MaxPort-lo+1, lo, capacity.MaxPort)
 	} else {
 		f.Effect = "the range is as wide as it should be"
 	}
-	if need > plan.MaxEphemeralPorts {
+	if need > capacity.MaxEphemeralPorts {
 		f.Effect += fmt.Sprintf("; %d ports are more than any range holds: ", need)
 	} else {
 		f.Effect += "; better still, "
@@ -101,11 +101,11 @@ func checkLinuxPortRange(c *Context) []Finding {
 }
 
 // portRange is the host's ip_local_port_range.
-func (c *Context) portRange() (plan.PortRange, bool) {
+func (c *Context) portRange() (capacity.PortRange, bool) {
 	v, ok := c.Sysctl("net.ipv4.ip_local_port_range")
 	if !ok {
-		return plan.PortRange{}, false
+		return capacity.PortRange{}, false
 	}
-	r, err := plan.ParsePortRange(v)
+	r, err := capacity.ParsePortRange(v)
 	return r, err == nil
 }

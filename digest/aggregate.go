@@ -1,7 +1,7 @@
 package digest
 
 import (
-	"github.com/stacktune/stacktune/hist"
+	"github.com/stacktune/stacktune/histogram"
 	"math"
 	"strings"
 	"time"
@@ -54,7 +54,7 @@ type class struct {
 	fingerprint string
 	count       int64
 
-	qt hist.Histogram
+	qt histogram.Histogram
 	// Sums are in integer microseconds (the logs' resolution) so that they
 	// do not depend on the order events are added in: parallel runs give
 	// identical reports.

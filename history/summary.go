@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/stacktune/stacktune/loadtest"
+	"github.com/stacktune/stacktune/benchrun"
 )
 
 // FromSummary turns a bench summary into one history record per run.
-func FromSummary(s *loadtest.Summary) []Run {
+func FromSummary(s *benchrun.Summary) []Run {
 	runs := s.Runs
 	if len(runs) == 0 {
-		runs = []loadtest.RunResult{s.RunResult}
+		runs = []benchrun.RunResult{s.RunResult}
 	}
 	ms := func(v float64) time.Duration { return time.Duration(v * 1e6) }
 	var out []Run

@@ -31,7 +31,7 @@
 // # Memory
 //
 // Nothing per request is kept: each endpoint holds counters and a
-// hist.Histogram. The trie is bounded: a node has at most GroupThreshold
+// histogram.Histogram. The trie is bounded: a node has at most GroupThreshold
 // literal children plus one wildcard, paths deeper than MaxDepth segments are
 // cut, and past MaxEndpoints endpoints further new ones are counted under
 // "(other)". Memory grows with endpoints, never with lines.

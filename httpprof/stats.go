@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/stacktune/stacktune/accesslog"
-	"github.com/stacktune/stacktune/hist"
+	"github.com/stacktune/stacktune/histogram"
 )
 
 // stats accumulates one endpoint's requests.
@@ -24,11 +24,11 @@ type stats struct {
 	timeUs        int64
 	timeMin       float64
 	timeMax       float64
-	h             hist.Histogram
+	h             histogram.Histogram
 	upstreamTimed int64
 	upstreamUs    int64
 	upstreamMax   float64
-	upstreamHist  hist.Histogram
+	upstreamHist  histogram.Histogram
 }
 
 func newStats() *stats { return &stats{timeMin: math.Inf(1)} }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/digest"
-	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/mysqlvar"
 )
 
 // Options configure Run.
@@ -386,7 +386,7 @@ func (a *analyzed) report(ctx context.Context, opt Options) QueryReport {
 	r := QueryReport{ID: c.ID, Fingerprint: c.Fingerprint, Sample: c.Sample, Count: c.Count, Problems: append([]string{}, a.q.Issues...)}
 	conn, err := useConn(ctx, opt.Source, a.db)
 	if err == nil {
-		var plan *Plan
+		var plan *QueryPlan
 		plan, err = Explain(ctx, conn, a.q.Explain)
 		conn.Close()
 		if err == nil {

@@ -10,11 +10,11 @@ import (
 	"strings"
 )
 
-// Plan is what EXPLAIN said about a statement.
-type Plan struct {
+// QueryPlan is what EXPLAIN said about a statement.
+type QueryPlan struct {
 	// Format is "json" or "tabular", the EXPLAIN that produced it.
-	Format string      `json:"format"`
-	Tables []PlanTable `json:"tables"`
+	Format string           `json:"format"`
+	Tables []QueryPlanTable `json:"tables"`
 	// Filesort and Temporary are set when any step sorts or uses a
 	// temporary table.
 	Filesort  bool `json:"filesort"`
@@ -24,8 +24,8 @@ type Plan struct {
 	Rows int64 `json:"rows"`
 }
 
-// PlanTable is one table access of a plan.
-type PlanTable struct {
+// QueryPlanTable is one table access of a plan.
+type QueryPlanTable struct {
 	// Table is the name EXPLAIN shows: the alias when there is one.
 	Table  string `json:"table"`
 	Access string `json:"access"`
@@ -35,10 +35,10 @@ type PlanTable struct {
 }
 
 // FullScan reports a full table scan.
-func (t PlanTable) FullScan() bool { return strings.EqualFold(t.Access, "ALL") }
+func (t QueryPlanTable) FullScan() bool { return strings.EqualFold(t.Access, "ALL") }
 
 // FullIndexScan reports a full index scan.
-func (t PlanTable) FullIndexScan() bool { return strings.EqualFold(t.Access, "index") }
+func (t QueryPlanTable) FullIndexScan() bool { return strings.EqualFold(t.Access, "index") }
 
 // SQL run by Explain.
 const (
@@ -48,7 +48,7 @@ const (
 
 // Explain runs EXPLAIN FORMAT=JSON on conn (tabular EXPLAIN when the server
 // has no JSON format). query must be a SELECT: Analyze's Query.Explain.
-func Explain(ctx context.Context, conn *sql.Conn, query string) (*Plan, error) {
+func Explain(ctx context.Context, conn *sql.Conn, query string) (*QueryPlan, error) {
 	if !isSelect(query) {
 		return nil, errors.New("explain: only SELECT statements are explained")
 	}
@@ -75,12 +75,12 @@ func isSelect(q string) bool {
 // (read_sorted_file, filesort, temporary_table, "rows") or MySQL's
 // (ordering_operation, using_filesort, using_temporary_table,
 // "rows_examined_per_scan").
-func ParseJSONPlan(b []byte) (*Plan, error) {
+func ParseJSONPlan(b []byte) (*QueryPlan, error) {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, fmt.Errorf("explain: bad JSON: %w", err)
 	}
-	p := &Plan{Format: "json"}
+	p := &QueryPlan{Format: "json"}
 	p.walk(v)
 	if len(p.Tables) == 0 {
 		return nil, errors.New("explain: no table in the plan")
@@ -89,7 +89,7 @@ func ParseJSONPlan(b []byte) (*Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) total() {
+func (p *QueryPlan) total() {
 	var sum, prod int64 = 0, 1
 	for _, t := range p.Tables {
 		r := t.Rows
@@ -104,7 +104,7 @@ func (p *Plan) total() {
 	p.Rows = sum
 }
 
-func (p *Plan) walk(v any) {
+func (p *QueryPlan) walk(v any) {
 	switch v := v.(type) {
 	case []any:
 		for _, x := range v {
@@ -145,8 +145,8 @@ func (p *Plan) walk(v any) {
 	}
 }
 
-func planTable(t map[string]any) PlanTable {
-	pt := PlanTable{}
+func planTable(t map[string]any) QueryPlanTable {
+	pt := QueryPlanTable{}
 	pt.Table, _ = t["table_name"].(string)
 	pt.Access, _ = t["access_type"].(string)
 	pt.Key, _ = t["key"].(string)
@@ -195,12 +195,12 @@ func number(v any) (int64, bool) {
 }
 
 // scanTabular reads a classic EXPLAIN by column name.
-func scanTabular(rows *sql.Rows) (*Plan, error) {
+func scanTabular(rows *sql.Rows) (*QueryPlan, error) {
 	cols, err := rows.Columns()
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	p := &Plan{Format: "tabular"}
+	p := &QueryPlan{Format: "tabular"}
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -210,7 +210,7 @@ func scanTabular(rows *sql.Rows) (*Plan, error) {
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, fmt.Errorf("explain: %w", err)
 		}
-		var t PlanTable
+		var t QueryPlanTable
 		for i, c := range cols {
 			s := vals[i].String
 			switch strings.ToLower(c) {

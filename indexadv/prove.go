@@ -76,7 +76,7 @@ func (p *prover) timed(ctx context.Context, conn *sql.Conn, query string) (float
 }
 
 // PlanSummary is a one-line description of a plan.
-func PlanSummary(p *Plan) string {
+func PlanSummary(p *QueryPlan) string {
 	var parts []string
 	for _, t := range p.Tables {
 		s := t.Table + ": " + t.Access

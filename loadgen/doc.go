@@ -1,11 +1,11 @@
 // Package loadgen is the load generator of `stacktune bench`: it drives a
-// Plan's users against a server, bounded in time and count, and reports
+// Workload's users against a server, bounded in time and count, and reports
 // throughput, errors by kind and latency percentiles per step.
 //
 // # Models
 //
 // Closed model (Options.Rate == 0, like wrk and ab): Options.Connections
-// goroutines each own one User (Plan.NewUser(i)) and issue requests back
+// goroutines each own one User (Workload.NewUser(i)) and issue requests back
 // to back. Each request's latency runs from its actual send time. A slow
 // server slows the client down with it, so a stall shows as one slow
 // request, however many requests the stall held back: the "coordinated
@@ -75,12 +75,12 @@
 // locking of its own state; different users run concurrently. Do must
 // return within the timeout (RequestTimeout(ctx)) and promptly once ctx is
 // canceled, which happens when the run stops; its result is then
-// discarded. KeepAlive(ctx) gives Options.KeepAlive. Plan.Check, when set,
+// discarded. KeepAlive(ctx) gives Options.KeepAlive. Workload.Check, when set,
 // can refuse options the plan was not built for.
 //
 // # The URL client
 //
-// URLPlan is the fast path, a plain HTTP/1.1 client instead of net/http.
+// URLWorkload is the fast path, a plain HTTP/1.1 client instead of net/http.
 // The request is serialised once per plan; a connection is kept alive
 // unless KeepAlive is false, in which case it is dialled per request and
 // the request says "Connection: close". Responses are parsed in place from
@@ -107,7 +107,7 @@
 // because a loop blocks in epoll_wait as a system call: with every P held
 // so, sysmon keeps handing the Ps off between threads. Loops check the stop
 // flag and the request deadlines every 10ms. No User is created then
-// (Plan.NewUser is not called).
+// (Workload.NewUser is not called).
 //
 // The open model, and plans of other users, run on the goroutine users.
 // For a URL plan each user owns one net.Conn and writes the request from

@@ -24,7 +24,7 @@ var readers = []struct {
 
 func parseOne(raw string, head bool, wrap func(io.Reader) io.Reader) (status int, n int64, keep bool, rest int, err error) {
 	rd := strings.NewReader(raw)
-	u := &urlUser{p: &urlPlan{head: head}, rd: wrap(rd), buf: make([]byte, 64)}
+	u := &urlUser{p: &urlWorkload{head: head}, rd: wrap(rd), buf: make([]byte, 64)}
 	status, n, keep, err = u.readResponse()
 	return status, n, keep, u.w - u.r + rd.Len(), err
 }
@@ -144,7 +144,7 @@ func TestReadResponseAllocatesNothing(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html\r\nContent-Length: 1024\r\nConnection: keep-alive\r\nETag: \"x\"\r\n\r\n" + strings.Repeat("x", 1024),
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n400\r\n" + strings.Repeat("x", 1024) + "\r\n0\r\n\r\n",
 	} {
-		u := &urlUser{p: &urlPlan{}, rd: &repeater{b: []byte(raw)}, buf: make([]byte, readBufferSize)}
+		u := &urlUser{p: &urlWorkload{}, rd: &repeater{b: []byte(raw)}, buf: make([]byte, readBufferSize)}
 		allocs := testing.AllocsPerRun(1000, func() {
 			if _, _, _, err := u.readResponse(); err != nil {
 				t.Fatal(err)

@@ -48,7 +48,7 @@ func TestCheckConnections(t *testing.T) {
 
 func TestRunRefusesTooManyConnections(t *testing.T) {
 	var users int
-	plan := Plan{NewUser: func(int) (User, error) { users++; return &fakeUser{do: instant}, nil }}
+	plan := Workload{NewUser: func(int) (User, error) { users++; return &fakeUser{do: instant}, nil }}
 	res, err := Run(context.Background(), plan, Options{Connections: MaxConnections + 1, Requests: 1})
 	var ce *ConnectionsError
 	if !errors.As(err, &ce) || res != nil || users != 0 {

@@ -62,7 +62,7 @@ type loopConn struct {
 // loop is one event loop and its connections.
 type loop struct {
 	r      *runner
-	p      *urlPlan
+	p      *urlWorkload
 	sh     *shard
 	epfd   int
 	conns  []loopConn
@@ -93,7 +93,7 @@ func loopCount(procs int) int { return max(1, procs-1) }
 
 // loopWorkers returns the workers of the event-loop engine, or ok false
 // when the plan cannot use it.
-func (r *runner) loopWorkers(p *urlPlan) (workers []func() time.Time, cleanup func(), ok bool) {
+func (r *runner) loopWorkers(p *urlWorkload) (workers []func() time.Time, cleanup func(), ok bool) {
 	n := min(loopCount(runtime.GOMAXPROCS(0)), r.opt.Connections)
 	if (r.opt.Connections+n-1)/n > maxLoopConns {
 		return nil, nil, false
@@ -134,7 +134,7 @@ func (r *runner) loopWorkers(p *urlPlan) (workers []func() time.Time, cleanup fu
 }
 
 // loopAddr resolves the plan's address once for the loops.
-func loopAddr(r *runner, p *urlPlan) (syscall.Sockaddr, int, error) {
+func loopAddr(r *runner, p *urlWorkload) (syscall.Sockaddr, int, error) {
 	addr, err := p.addr(r.ctx)
 	if err != nil {
 		return nil, 0, err

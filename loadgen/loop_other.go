@@ -8,4 +8,6 @@ import "time"
 // URL plans run on one goroutine per connection.
 const loopsSupported = false
 
-func (r *runner) loopWorkers(p *urlPlan) ([]func() time.Time, func(), bool) { return nil, nil, false }
+func (r *runner) loopWorkers(p *urlWorkload) ([]func() time.Time, func(), bool) {
+	return nil, nil, false
+}

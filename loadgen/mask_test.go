@@ -56,7 +56,7 @@ func TestURLPlanMasksPasswords(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := URLPlan(tt.url, URLOptions{})
+			_, err := URLWorkload(tt.url, URLOptions{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "user:***@") || strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "sec ret") {
 				t.Fatalf("error %v, want one containing %q and user:***@, without the password", err, tt.want)
 			}

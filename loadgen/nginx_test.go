@@ -59,7 +59,7 @@ func testNginxAccessLogMatches(t *testing.T, n *sandbox.Nginx) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, err := URLPlan(n.URL(), URLOptions{KeepAlive: tt.opt.KeepAlive})
+			plan, err := URLWorkload(n.URL(), URLOptions{KeepAlive: tt.opt.KeepAlive})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestNginxDurationBound(t *testing.T) {
 
 func testNginxDurationBound(t *testing.T, n *sandbox.Nginx) {
 	for _, ka := range []bool{true, false} {
-		plan, err := URLPlan(n.URL(), URLOptions{KeepAlive: ka})
+		plan, err := URLWorkload(n.URL(), URLOptions{KeepAlive: ka})
 		if err != nil {
 			t.Fatal(err)
 		}

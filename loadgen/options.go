@@ -33,7 +33,7 @@ type Options struct {
 	Rate float64
 	// KeepAlive reuses connections (wrk's default); false opens a
 	// connection per request (ab's default, fills TIME_WAIT). Users read it
-	// through the context; a URLPlan must have been built with the same
+	// through the context; a URLWorkload must have been built with the same
 	// setting (Run refuses a mismatch).
 	KeepAlive bool
 	// Timeout bounds each request; default 10s. Users read it through the

@@ -25,7 +25,7 @@ const (
 // When ctx is canceled or the MaxDuration safety bound stops the run,
 // Run returns the partial result together with an error (ctx's cause, or
 // ErrMaxDuration); with a nil error the run ended at its own bound.
-func Run(ctx context.Context, plan Plan, opt Options) (*Result, error) {
+func Run(ctx context.Context, plan Workload, opt Options) (*Result, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func Run(ctx context.Context, plan Plan, opt Options) (*Result, error) {
 // open model needs one) and the worker's own shard.
 type runner struct {
 	opt    Options
-	plan   Plan
+	plan   Workload
 	parent context.Context
 	ctx    context.Context // handed to Do; canceled when the run stops
 	cancel context.CancelCauseFunc
@@ -102,7 +102,7 @@ type runner struct {
 	k0       int64   // open model: first measured ticket
 }
 
-func newRunner(parent context.Context, plan Plan, opt Options) *runner {
+func newRunner(parent context.Context, plan Workload, opt Options) *runner {
 	r := &runner{opt: opt, plan: plan, parent: parent}
 	set := &runSettings{timeout: opt.Timeout, keepAlive: opt.KeepAlive}
 	r.ctx, r.cancel = context.WithCancelCause(context.WithValue(context.Background(), optionsKey{}, set))

@@ -25,9 +25,9 @@ func (u *fakeUser) Close() error {
 }
 
 // fakePlan builds a plan whose users all run do.
-func fakePlan(do func(ctx context.Context, intended time.Time) Sample) (Plan, *atomic.Int64) {
+func fakePlan(do func(ctx context.Context, intended time.Time) Sample) (Workload, *atomic.Int64) {
 	var closed atomic.Int64
-	return Plan{
+	return Workload{
 		Steps:   []string{"fake"},
 		NewUser: func(int) (User, error) { return &fakeUser{do: do, closed: &closed}, nil },
 	}, &closed
@@ -53,7 +53,7 @@ func TestRunRefuses(t *testing.T) {
 	plan, _ := fakePlan(instant)
 	tests := []struct {
 		name string
-		plan Plan
+		plan Workload
 		opt  Options
 		want string
 	}{
@@ -65,9 +65,9 @@ func TestRunRefuses(t *testing.T) {
 		{name: "negative rate", plan: plan, opt: Options{Rate: -1, Requests: 1}, want: "Rate"},
 		{name: "duration beyond the safety bound", plan: plan, opt: Options{Duration: time.Minute, MaxDuration: time.Second}, want: "MaxDuration"},
 		{name: "warm-up beyond the default safety bound", plan: plan, opt: Options{Duration: time.Second, WarmUp: DefaultMaxDuration}, want: "MaxDuration"},
-		{name: "no users", plan: Plan{}, opt: Options{Requests: 1}, want: "NewUser"},
-		{name: "user error", plan: Plan{NewUser: func(int) (User, error) { return nil, errors.New("no session") }}, opt: Options{Requests: 1}, want: "no session"},
-		{name: "plan check", plan: Plan{NewUser: plan.NewUser, Check: func(Options) error { return errors.New("checked") }}, opt: Options{Requests: 1}, want: "checked"},
+		{name: "no users", plan: Workload{}, opt: Options{Requests: 1}, want: "NewUser"},
+		{name: "user error", plan: Workload{NewUser: func(int) (User, error) { return nil, errors.New("no session") }}, opt: Options{Requests: 1}, want: "no session"},
+		{name: "plan check", plan: Workload{NewUser: plan.NewUser, Check: func(Options) error { return errors.New("checked") }}, opt: Options{Requests: 1}, want: "checked"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,7 +287,7 @@ func TestOpenModelBacklog(t *testing.T) {
 
 func TestRunStepsDetailsAndProgress(t *testing.T) {
 	var n atomic.Int64
-	plan := Plan{
+	plan := Workload{
 		Steps: []string{"login", "browse"},
 		NewUser: func(int) (User, error) {
 			return &fakeUser{do: func(ctx context.Context, at time.Time) Sample {

@@ -22,7 +22,7 @@ const (
 
 // Sample is the outcome of one request (or one scenario step).
 type Sample struct {
-	// Step indexes Plan.Steps (0 for a plain URL run).
+	// Step indexes Workload.Steps (0 for a plain URL run).
 	Step int
 	// Latency is measured from the intended send time in the open model
 	// (so a stalled server cannot hide its latency: coordinated omission is
@@ -52,9 +52,9 @@ type User interface {
 	Close() error
 }
 
-// Plan describes what a run does: the step names for reporting and a
+// Workload describes what a run does: the step names for reporting and a
 // factory for users. Plain URL runs have one step.
-type Plan struct {
+type Workload struct {
 	Steps   []string
 	NewUser func(id int) (User, error)
 	// Check, when set, is called by Run with the defaulted options before
@@ -62,7 +62,7 @@ type Plan struct {
 	// plan built with another keep-alive setting than the options).
 	Check func(Options) error
 
-	// url is set by URLPlan: Run then drives the closed model with event
+	// url is set by URLWorkload: Run then drives the closed model with event
 	// loops instead of one goroutine per user.
-	url *urlPlan
+	url *urlWorkload
 }

@@ -40,16 +40,16 @@ func blocker(ctx context.Context, _ time.Time) Sample {
 // unsent.
 func TestRunCountsUnfinished(t *testing.T) {
 	never := neverServer(t)
-	urlPlan := func(t *testing.T, _ *atomic.Int64) Plan {
-		p, err := URLPlan(never.URL+"/", URLOptions{KeepAlive: true})
+	urlPlan := func(t *testing.T, _ *atomic.Int64) Workload {
+		p, err := URLWorkload(never.URL+"/", URLOptions{KeepAlive: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
 	// fake counts the calls of do.
-	fake := func(do func(context.Context, time.Time) Sample) func(*testing.T, *atomic.Int64) Plan {
-		return func(_ *testing.T, calls *atomic.Int64) Plan {
+	fake := func(do func(context.Context, time.Time) Sample) func(*testing.T, *atomic.Int64) Workload {
+		return func(_ *testing.T, calls *atomic.Int64) Workload {
 			p, _ := fakePlan(func(ctx context.Context, at time.Time) Sample {
 				calls.Add(1)
 				return do(ctx, at)
@@ -66,7 +66,7 @@ func TestRunCountsUnfinished(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		plan func(*testing.T, *atomic.Int64) Plan
+		plan func(*testing.T, *atomic.Int64) Workload
 		opt  Options
 		// requests is the exact count of completed requests, -1 for any.
 		requests int64

@@ -42,16 +42,16 @@ const userAgent = "stacktune-bench"
 // longer than it are skipped, not parsed; bodies pass through it.
 const readBufferSize = 16 << 10
 
-// URLPlan returns a one-step plan that requests rawURL over plain HTTP/1.1
+// URLWorkload returns a one-step plan that requests rawURL over plain HTTP/1.1
 // with the package's own client: one connection per user, the request
 // serialised once, responses parsed without allocating. Only http:// is
 // supported. Status codes of 400 and above count as ErrStatus.
-func URLPlan(rawURL string, opt URLOptions) (Plan, error) {
-	p, err := newURLPlan(rawURL, opt)
+func URLWorkload(rawURL string, opt URLOptions) (Workload, error) {
+	p, err := newURLWorkload(rawURL, opt)
 	if err != nil {
-		return Plan{}, err
+		return Workload{}, err
 	}
-	return Plan{
+	return Workload{
 		Steps: []string{p.method + " " + p.target},
 		NewUser: func(int) (User, error) {
 			return &urlUser{p: p, buf: make([]byte, readBufferSize)}, nil
@@ -66,9 +66,9 @@ func URLPlan(rawURL string, opt URLOptions) (Plan, error) {
 	}, nil
 }
 
-// urlPlan is what every user of a URL plan shares (read-only after
+// urlWorkload is what every user of a URL plan shares (read-only after
 // construction, except the resolved address).
-type urlPlan struct {
+type urlWorkload struct {
 	method    string
 	target    string
 	host      string // host:port to dial
@@ -82,7 +82,7 @@ type urlPlan struct {
 	resolved string // ip:port, once resolved
 }
 
-func newURLPlan(rawURL string, opt URLOptions) (*urlPlan, error) {
+func newURLWorkload(rawURL string, opt URLOptions) (*urlWorkload, error) {
 	// Messages show the URL with its password masked (MaskURL).
 	shown := MaskURL(rawURL)
 	u, err := url.Parse(rawURL)
@@ -128,7 +128,7 @@ func newURLPlan(rawURL string, opt URLOptions) (*urlPlan, error) {
 	if target == "" {
 		target = "/"
 	}
-	p := &urlPlan{
+	p := &urlWorkload{
 		method:    method,
 		target:    target,
 		host:      net.JoinHostPort(u.Hostname(), port),
@@ -198,7 +198,7 @@ func validToken(s string) bool {
 
 // addr returns the address to dial, resolving a host name once (a failed
 // resolution is retried by the next dial).
-func (p *urlPlan) addr(ctx context.Context) (string, error) {
+func (p *urlWorkload) addr(ctx context.Context) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.resolved != "" {
@@ -232,7 +232,7 @@ func (p *urlPlan) addr(ctx context.Context) (string, error) {
 // one goroutine at a time; abort may run concurrently from the context's
 // AfterFunc.
 type urlUser struct {
-	p      *urlPlan
+	p      *urlWorkload
 	rd     io.Reader // raw, or a test's reader
 	buf    []byte    // read buffer: bytes [r, w) are not parsed yet
 	r, w   int

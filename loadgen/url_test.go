@@ -35,7 +35,7 @@ func TestURLPlanRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := URLPlan(tt.url, tt.opt)
+			_, err := URLWorkload(tt.url, tt.opt)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
@@ -65,7 +65,7 @@ func TestURLPlanRequestBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := newURLPlan(tt.url, tt.opt)
+			p, err := newURLWorkload(tt.url, tt.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestURLPlanRequestBytes(t *testing.T) {
 }
 
 func TestURLPlanKeepAliveMismatch(t *testing.T) {
-	p, err := URLPlan("http://127.0.0.1:1/", URLOptions{KeepAlive: false})
+	p, err := URLWorkload("http://127.0.0.1:1/", URLOptions{KeepAlive: false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestURLPlanKeepAliveMismatch(t *testing.T) {
 var noLoops bool
 
 // runEngine is Run on the engine engines chose.
-func runEngine(ctx context.Context, p Plan, o Options) (*Result, error) {
+func runEngine(ctx context.Context, p Workload, o Options) (*Result, error) {
 	o.NoEventLoops = noLoops
 	return Run(ctx, p, o)
 }
@@ -126,7 +126,7 @@ func TestURLPlanEngine(t *testing.T) {
 		{name: "open always on goroutines", loops: true, rate: 1000, wantUsers: 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, err := URLPlan(s.URL, URLOptions{KeepAlive: true})
+			plan, err := URLWorkload(s.URL, URLOptions{KeepAlive: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestURLPlanEngine(t *testing.T) {
 // runURL runs a URL plan with n requests on 2 connections.
 func runURL(t *testing.T, url string, uo URLOptions, n int64, timeout time.Duration) *Result {
 	t.Helper()
-	p, err := URLPlan(url, uo)
+	p, err := URLWorkload(url, uo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +504,7 @@ func TestOpenModelMeasuresFromIntendedTime(t *testing.T) {
 	defer s.Close()
 	run := func(rate float64) *Result {
 		n.Store(0)
-		plan, err := URLPlan(s.URL, URLOptions{KeepAlive: true})
+		plan, err := URLWorkload(s.URL, URLOptions{KeepAlive: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -548,7 +548,7 @@ func testURLStops(t *testing.T) {
 		}
 	}))
 	defer s.Close()
-	plan, err := URLPlan(s.URL, URLOptions{KeepAlive: true})
+	plan, err := URLWorkload(s.URL, URLOptions{KeepAlive: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/stacktune/stacktune/loadtest"
+	"github.com/stacktune/stacktune/benchrun"
 )
 
 // BenchFormats are the formats Bench renders.
@@ -17,9 +17,9 @@ var BenchFormats = []string{Text, JSON}
 func msDur(v float64) string { return Duration(v / 1e3) }
 
 // Bench renders a load-test summary.
-func Bench(w io.Writer, s *loadtest.Summary, format string) error {
+func Bench(w io.Writer, s *benchrun.Summary, format string) error {
 	if s == nil {
-		s = &loadtest.Summary{}
+		s = &benchrun.Summary{}
 	}
 	switch format {
 	case JSON:

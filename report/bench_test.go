@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacktune/stacktune/loadtest"
+	"github.com/stacktune/stacktune/benchrun"
 )
 
 // TestBenchUnfinishedLine: the "# requests" line shows the requests left
@@ -14,27 +14,27 @@ import (
 func TestBenchUnfinishedLine(t *testing.T) {
 	tests := []struct {
 		name string
-		run  loadtest.RunResult
+		run  benchrun.RunResult
 		want string // the whole "# requests" line
 	}{
 		{name: "nothing unfinished: no counts",
-			run:  loadtest.RunResult{Requests: 1200, RPS: 40},
+			run:  benchrun.RunResult{Requests: 1200, RPS: 40},
 			want: "# requests 1,200 (40/s), errors 0"},
 		{name: "in flight cut by the end, none stalled",
-			run:  loadtest.RunResult{Requests: 240, RPS: 8, InFlight: 8},
+			run:  benchrun.RunResult{Requests: 240, RPS: 8, InFlight: 8},
 			want: "# requests 240 (8/s), errors 0, unsent 0, in flight at the end 8 (0 stalled)"},
 		{name: "saturated open model, after the errors by kind",
-			run: loadtest.RunResult{Requests: 10, RPS: 3.3, Errors: 2, ErrorsByKind: map[string]int64{"timeout": 2},
+			run: benchrun.RunResult{Requests: 10, RPS: 3.3, Errors: 2, ErrorsByKind: map[string]int64{"timeout": 2},
 				Unsent: 2_999_980, InFlight: 10, Stalled: 10},
 			want: "# requests 10 (3.3/s), errors 2 (timeout: 2), unsent 2,999,980, in flight at the end 10 (10 stalled)"},
 		{name: "server never answers",
-			run:  loadtest.RunResult{InFlight: 4, Stalled: 4},
+			run:  benchrun.RunResult{InFlight: 4, Stalled: 4},
 			want: "# requests 0 (0/s), errors 0, unsent 0, in flight at the end 4 (4 stalled)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := Bench(&b, &loadtest.Summary{RunResult: tt.run, Target: "http://h/"}, Text); err != nil {
+			if err := Bench(&b, &benchrun.Summary{RunResult: tt.run, Target: "http://h/"}, Text); err != nil {
 				t.Fatal(err)
 			}
 			var got string

@@ -13,14 +13,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/stacktune/stacktune/advise"
+	"github.com/stacktune/stacktune/benchrun"
+	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/internal/golden"
-	"github.com/stacktune/stacktune/loadtest"
-	"github.com/stacktune/stacktune/plan"
 )
 
 // unclean reads Clean's output back by its documented rule: \x and two hex
@@ -366,14 +366,14 @@ func hostileAudit(h string) *advise.Result {
 	}
 }
 
-func hostileBench(h string) *loadtest.Summary {
-	s := &loadtest.Summary{Target: h, Scenario: h, Label: h}
+func hostileBench(h string) *benchrun.Summary {
+	s := &benchrun.Summary{Target: h, Scenario: h, Label: h}
 	s.FailReasons = []string{h, "p99 too high"}
 	s.Model = "open"
 	s.ErrorsByKind = map[string]int64{h: 3}
-	s.Steps = []loadtest.Step{{Name: h, Requests: 10, Errors: 3, Details: []string{h, "status 500"}}, {Name: "home"}}
-	s.Runs = []loadtest.RunResult{{}, {}}
-	s.Spreads = map[string]loadtest.Spread{"score": {Min: 1, Median: 2, Max: 3}}
+	s.Steps = []benchrun.Step{{Name: h, Requests: 10, Errors: 3, Details: []string{h, "status 500"}}, {Name: "home"}}
+	s.Runs = []benchrun.RunResult{{}, {}}
+	s.Spreads = map[string]benchrun.Spread{"score": {Min: 1, Median: 2, Max: 3}}
 	return s
 }
 
@@ -396,12 +396,12 @@ func hostileIndexes(h string) *indexadv.Result {
 	}
 }
 
-func hostilePlan(h string) *plan.Plan {
-	return &plan.Plan{
-		Inputs: plan.Inputs{Rate: 10, Servers: 1, Workers: 2, Closer: plan.Closer(h), PortRange: h},
-		Results: []plan.Result{
+func hostilePlan(h string) *capacity.Report {
+	return &capacity.Report{
+		Inputs: capacity.Inputs{Rate: 10, Servers: 1, Workers: 2, Closer: capacity.Closer(h), PortRange: h},
+		Results: []capacity.Result{
 			{ID: h, Title: h, Value: 1, Unit: h, Formula: h, Calculation: h,
-				Setting:  &plan.Setting{Kind: h, Name: h, Value: h, Current: h, Host: h, Where: h},
+				Setting:  &capacity.Setting{Kind: h, Name: h, Value: h, Current: h, Host: h, Where: h},
 				Warnings: []string{h}, Notes: []string{h}, Source: h},
 			{ID: "bare", Title: "bare"},
 		},
@@ -453,14 +453,14 @@ var renderers = []renderer{
 		func(w io.Writer, v any, f string) error { return Audit(w, v.(*advise.Result), f) },
 		func(h string) any { return hostileAudit(h) }, &advise.Result{}, nil},
 	{"bench", BenchFormats,
-		func(w io.Writer, v any, f string) error { return Bench(w, v.(*loadtest.Summary), f) },
-		func(h string) any { return hostileBench(h) }, &loadtest.Summary{}, nil},
+		func(w io.Writer, v any, f string) error { return Bench(w, v.(*benchrun.Summary), f) },
+		func(h string) any { return hostileBench(h) }, &benchrun.Summary{}, nil},
 	{"indexes", IndexesFormats,
 		func(w io.Writer, v any, f string) error { return Indexes(w, v.(*indexadv.Result), f) },
 		func(h string) any { return hostileIndexes(h) }, &indexadv.Result{}, nil},
-	{"plan", PlanFormats,
-		func(w io.Writer, v any, f string) error { return Plan(w, v.(*plan.Plan), f) },
-		func(h string) any { return hostilePlan(h) }, &plan.Plan{}, nil},
+	{"plan", CapacityFormats,
+		func(w io.Writer, v any, f string) error { return Capacity(w, v.(*capacity.Report), f) },
+		func(h string) any { return hostilePlan(h) }, &capacity.Report{}, nil},
 }
 
 // TestHostileStrings renders every report type in every format with each

@@ -26,9 +26,9 @@
 // request only fills placeholders and parses the filled URL, and only steps
 // with a selector parse their HTML response.
 //
-// Scenario.Plan returns a loadgen.Plan. Its Steps are the step names, with
+// Scenario.Workload returns a loadgen.Workload. Its Steps are the step names, with
 // "login" first when the scenario has a login, and Sample.Step indexes them.
-// Each virtual user (Plan.NewUser) has its own http.Client: its own
+// Each virtual user (Workload.NewUser) has its own http.Client: its own
 // Transport (MaxConnsPerHost 1, keep-alive as PlanOptions.KeepAlive says,
 // HTTP/1.1), its own cookie jar, redirects not followed, and its own PRNG
 // seeded with PlanOptions.Seed+id, so a run's choices are reproducible. Its

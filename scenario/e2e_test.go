@@ -168,14 +168,14 @@ func drive(t *testing.T, ps *planState, id, n int) []loadgen.Sample {
 func TestEndToEnd(t *testing.T) {
 	a, srv := newApp(t)
 	s := loadApp(t, appScenario, srv)
-	plan, err := s.Plan(PlanOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 1, ThinkTime: true})
+	plan, err := s.Workload(WorkloadOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 1, ThinkTime: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"login", "home", "profile", "flaky", "broken", "comment"}; !slices.Equal(plan.Steps, want) {
 		t.Fatalf("plan steps %q", plan.Steps)
 	}
-	ps, err := s.newPlanState(PlanOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 1, ThinkTime: true})
+	ps, err := s.newPlanState(WorkloadOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 1, ThinkTime: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestEndToEndOptions(t *testing.T) {
 	s := loadApp(t, appScenario, srv)
 
 	// Without think time and keep-alive: no pauses, a connection per request.
-	ps, err := s.newPlanState(PlanOptions{Timeout: 5 * time.Second, Seed: 1})
+	ps, err := s.newPlanState(WorkloadOptions{Timeout: 5 * time.Second, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,11 +287,11 @@ func TestEndToEndOptions(t *testing.T) {
 		}
 		return out
 	}
-	ps2, _ := s.newPlanState(PlanOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 1})
+	ps2, _ := s.newPlanState(WorkloadOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 1})
 	if again := drive(t, ps2, 0, 30); !slices.Equal(steps(samples), steps(again)) {
 		t.Errorf("same seed, different steps:\n%v\n%v", steps(samples), steps(again))
 	}
-	ps3, _ := s.newPlanState(PlanOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 2})
+	ps3, _ := s.newPlanState(WorkloadOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 2})
 	if other := drive(t, ps3, 0, 30); slices.Equal(steps(samples), steps(other)) {
 		t.Errorf("different seeds, same steps")
 	}
@@ -300,7 +300,7 @@ func TestEndToEndOptions(t *testing.T) {
 func TestLoginFailure(t *testing.T) {
 	_, srv := newApp(t)
 	s := loadApp(t, strings.Replace(appScenario, `password: "{{users}}"`, `password: wrong`, 1), srv)
-	ps, err := s.newPlanState(PlanOptions{Timeout: 5 * time.Second, KeepAlive: true})
+	ps, err := s.newPlanState(WorkloadOptions{Timeout: 5 * time.Second, KeepAlive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := s.newPlanState(PlanOptions{Timeout: 300 * time.Millisecond, KeepAlive: true})
+	ps, err := s.newPlanState(WorkloadOptions{Timeout: 300 * time.Millisecond, KeepAlive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ steps:
 func TestConcurrentUsers(t *testing.T) {
 	a, srv := newApp(t)
 	s := loadApp(t, appScenario, srv)
-	plan, err := s.Plan(PlanOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 9})
+	plan, err := s.Workload(WorkloadOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func FuzzLoad(f *testing.F) {
 			}
 			return
 		}
-		ps, err := s.newPlanState(PlanOptions{Seed: 1})
+		ps, err := s.newPlanState(WorkloadOptions{Seed: 1})
 		if err != nil {
 			t.Fatalf("accepted scenario without a plan: %v", err)
 		}

@@ -175,7 +175,7 @@ func parse(name string, src []byte, readFile func(string) ([]byte, error)) (*Sce
 }
 
 // SetBaseURL replaces the base URL (for example with a command-line target)
-// and checks every step URL against it. Call it before Plan.
+// and checks every step URL against it. Call it before Workload.
 func (s *Scenario) SetBaseURL(raw string) error {
 	p := &parser{file: s.File}
 	base := p.baseURL(raw, "base_url", 0)
@@ -191,7 +191,7 @@ func (s *Scenario) SetBaseURL(raw string) error {
 	return nil
 }
 
-// steps returns the login (if any) and the steps, in Plan order.
+// steps returns the login (if any) and the steps, in Workload order.
 func (s *Scenario) steps() []*Step {
 	out := make([]*Step, 0, len(s.Steps)+1)
 	if s.Login != nil {
@@ -203,7 +203,7 @@ func (s *Scenario) steps() []*Step {
 	return out
 }
 
-// StepNames returns the step names in Plan order: "login" first when the
+// StepNames returns the step names in Workload order: "login" first when the
 // scenario has a login.
 func (s *Scenario) StepNames() []string {
 	var names []string
@@ -213,7 +213,7 @@ func (s *Scenario) StepNames() []string {
 	return names
 }
 
-// ScoreWeights returns the score weight of each step in Plan order.
+// ScoreWeights returns the score weight of each step in Workload order.
 func (s *Scenario) ScoreWeights() []float64 {
 	var w []float64
 	for _, st := range s.steps() {

@@ -49,7 +49,7 @@ func clientMain(args []string) int {
 }
 
 func client(ctx context.Context, url string, conns int, dur time.Duration, profile string) error {
-	plan, err := loadgen.URLPlan(url, loadgen.URLOptions{KeepAlive: true})
+	plan, err := loadgen.URLWorkload(url, loadgen.URLOptions{KeepAlive: true})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@
 // Both clients run as child processes of this program, alternating, with
 // the same connection count and duration; ours is this same binary
 // re-executed as "loadbench client ...", which calls loadgen.Run with
-// loadgen.URLPlan directly (the CLI is not needed). Two configurations
+// loadgen.URLWorkload directly (the CLI is not needed). Two configurations
 // are measured: unpinned (clients and nginx share both cores) and pinned
 // (nginx on CPU 0, the client on CPU 1, with taskset).
 //

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/history"
 	"github.com/stacktune/stacktune/loadgen"
-	"github.com/stacktune/stacktune/loadtest"
 	"github.com/stacktune/stacktune/report"
 )
 
@@ -71,7 +71,7 @@ prints the score transitions.`,
 				url = args[0]
 			}
 			// No message shows a URL's password.
-			return loadtest.MaskError(runBench(cmd.Context(), o, url, cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			return benchrun.MaskError(runBench(cmd.Context(), o, url, cmd.OutOrStdout(), cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()
@@ -151,7 +151,7 @@ func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io
 	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
 		return fmt.Errorf("--progress %q: use auto, always or never", o.progress)
 	}
-	opt := loadtest.Options{URL: url, Scenario: o.scenario, BaseURL: o.baseURL, Load: o.load, Runs: o.runs, Label: o.label, Seed: o.seed}
+	opt := benchrun.Options{URL: url, Scenario: o.scenario, BaseURL: o.baseURL, Load: o.load, Runs: o.runs, Label: o.label, Seed: o.seed}
 	if show {
 		opt.Progress = func(run int, p loadgen.Progress) {
 			total := o.load.Duration
@@ -161,12 +161,12 @@ func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io
 			fmt.Fprintf(stderr, "\r\033[K%s", report.ProgressLine(run, max(o.runs, 1), p.Elapsed, total, p.Requests, p.Errors, p.RPS, p.P99, p.WarmUp))
 		}
 	}
-	sum, err := loadtest.Run(ctx, opt)
+	sum, err := benchrun.Run(ctx, opt)
 	if show {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	switch {
-	case errors.As(err, new(*loadtest.BoundError)):
+	case errors.As(err, new(*benchrun.BoundError)):
 		err = fmt.Errorf("%w: lower --runs, --duration, --warmup or --requests", err)
 	case errors.As(err, new(*loadgen.ConnectionsError)):
 		err = connectionsError(err)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stacktune/stacktune/internal/demo"
 	"github.com/stacktune/stacktune/internal/atomicfile"
+	"github.com/stacktune/stacktune/internal/demo"
 	"github.com/stacktune/stacktune/report"
 )
 

@@ -7,20 +7,20 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stacktune/stacktune/plan"
+	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/report"
 )
 
 // planOptions are the flags of `stacktune plan`.
 type planOptions struct {
-	plan      plan.Options
+	plan      capacity.Options
 	portRange string
 	closer    string
 	format    string
 }
 
 func newPlanCmd() *cobra.Command {
-	o := planOptions{plan: plan.DefaultOptions()}
+	o := planOptions{plan: capacity.DefaultOptions()}
 	d := o.plan
 	cmd := &cobra.Command{
 		Use:   "plan --rate R --servers N --workers W --response-time T [flags]",
@@ -57,11 +57,11 @@ comes with its formula, the numbers it used and the setting to apply.
 	f.IntVar(&o.plan.CacheClientsPerWorker, "cache-clients", d.CacheClientsPerWorker, "memcached/Redis connections per worker (0 = no cache)")
 	f.DurationVar(&o.plan.TimeWait, "time-wait", d.TimeWait, "TIME_WAIT duration (60s, fixed in Linux)")
 	f.StringVar(&o.portRange, "port-range", d.PortRange.String(), "current net.ipv4.ip_local_port_range on the web servers")
-	f.IntVar(&o.plan.LiveSockets, "live-sockets", 0, fmt.Sprintf("live sockets per web server besides TIME_WAIT (0 = %d per worker)", plan.LiveSocketsPerWorker))
+	f.IntVar(&o.plan.LiveSockets, "live-sockets", 0, fmt.Sprintf("live sockets per web server besides TIME_WAIT (0 = %d per worker)", capacity.LiveSocketsPerWorker))
 	f.IntVar(&o.plan.AdminConnections, "admin-connections", 0, "MySQL connections to add for monitoring and people")
 	f.IntVar(&o.plan.TWBuckets, "tw-buckets", d.TWBuckets, "current net.ipv4.tcp_max_tw_buckets")
 	f.Float64Var(&o.plan.Headroom, "headroom", d.Headroom, "multiply the rate by this margin (e.g. 1.2)")
-	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.PlanFormats, ", "))
+	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.CapacityFormats, ", "))
 	for _, name := range []string{"rate", "servers", "workers", "response-time"} {
 		cmd.MarkFlagRequired(name)
 	}
@@ -69,20 +69,20 @@ comes with its formula, the numbers it used and the setting to apply.
 }
 
 func runPlan(o planOptions, stdout io.Writer) error {
-	if err := report.CheckFormat(o.format, report.PlanFormats...); err != nil {
+	if err := report.CheckFormat(o.format, report.CapacityFormats...); err != nil {
 		return err
 	}
-	pr, err := plan.ParsePortRange(o.portRange)
+	pr, err := capacity.ParsePortRange(o.portRange)
 	if err != nil {
 		return err
 	}
 	o.plan.PortRange = pr
-	o.plan.Closer = plan.Closer(o.closer)
-	p, err := plan.Compute(o.plan)
+	o.plan.Closer = capacity.Closer(o.closer)
+	p, err := capacity.Compute(o.plan)
 	if err != nil {
 		return err
 	}
-	if err := report.Plan(stdout, p, o.format); err != nil {
+	if err := report.Capacity(stdout, p, o.format); err != nil {
 		return fmt.Errorf("writing the plan: %w", err)
 	}
 	return nil

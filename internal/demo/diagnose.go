@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/advise"
+	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/internal/atomicfile"
-	"github.com/stacktune/stacktune/loadtest"
 	"github.com/stacktune/stacktune/report"
 )
 
@@ -67,13 +67,13 @@ func (l *loop) diagnose(ctx context.Context) (*diagnosis, error) {
 	var (
 		wg    sync.WaitGroup
 		snap  *collect.Snapshot
-		bench *loadtest.Summary
+		bench *benchrun.Summary
 		berr  error
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		bench, berr = loadtest.Run(ctx, bo)
+		bench, berr = benchrun.Run(ctx, bo)
 	}()
 	// Collect once the bench has connections open, over most of the run.
 	warm := min(2*time.Second, dur/4)

@@ -8,10 +8,10 @@ import (
 
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/digest"
-	"github.com/stacktune/stacktune/pfs"
-	"github.com/stacktune/stacktune/report"
 	"github.com/stacktune/stacktune/internal/sandbox"
 	"github.com/stacktune/stacktune/internal/workload"
+	"github.com/stacktune/stacktune/pfs"
+	"github.com/stacktune/stacktune/report"
 )
 
 // DigestOptions configures DigestDemo.

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/apply"
+	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/history"
-	"github.com/stacktune/stacktune/loadgen"
-	"github.com/stacktune/stacktune/loadtest"
 	"github.com/stacktune/stacktune/internal/refapp"
+	"github.com/stacktune/stacktune/loadgen"
 )
 
 // LoopOptions configures Loop. The zero value is the full loop.
@@ -311,7 +311,7 @@ func (l *loop) warmUp(ctx context.Context, label string) error {
 	if l.opt.Quick {
 		bo.Load.Duration = min(l.opt.Duration, quickWarmUp)
 	}
-	_, err := loadtest.Run(ctx, bo)
+	_, err := benchrun.Run(ctx, bo)
 	return err
 }
 
@@ -329,7 +329,7 @@ func (l *loop) measure(ctx context.Context, sr *StepResult) error {
 		if err := l.initialize(ctx); err != nil {
 			return err
 		}
-		sum, err := loadtest.Run(ctx, l.benchOptions(sr.Label))
+		sum, err := benchrun.Run(ctx, l.benchOptions(sr.Label))
 		if err != nil {
 			return fmt.Errorf("%s run %d: %w", sr.Label, i, err)
 		}
@@ -353,14 +353,14 @@ func (l *loop) measure(ctx context.Context, sr *StepResult) error {
 	return nil
 }
 
-func (l *loop) benchOptions(label string) loadtest.Options {
-	return loadtest.Options{
+func (l *loop) benchOptions(label string) benchrun.Options {
+	return benchrun.Options{
 		Scenario: l.scenario, BaseURL: l.st.nginx.URL(), Label: label, Runs: 1,
 		Load: loadgen.Options{Connections: l.opt.Connections, Duration: l.opt.Duration, KeepAlive: true, Timeout: 30 * time.Second},
 	}
 }
 
-func failNote(s *loadtest.Summary) string {
+func failNote(s *benchrun.Summary) string {
 	if s.Passed {
 		return ""
 	}
@@ -410,7 +410,7 @@ const (
 )
 
 // describe lists what a transaction changed.
-func describe(ar *apply.Result, p *plan) []string {
+func describe(ar *apply.Result, p *stepWork) []string {
 	var out []string
 	for _, t := range ar.Targets {
 		for _, f := range t.Files {

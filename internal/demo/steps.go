@@ -18,11 +18,11 @@ import (
 // targets. A new step goes in steps, in the order the loop runs them.
 type step struct {
 	label string
-	plan  func(ctx context.Context, l *loop, d *diagnosis) (*plan, error)
+	plan  func(ctx context.Context, l *loop, d *diagnosis) (*stepWork, error)
 }
 
-// plan is what a step applies.
-type plan struct {
+// stepWork is what a step applies.
+type stepWork struct {
 	findings []StepFinding
 	targets  []apply.Target
 	notes    []string // said in the report next to what changed
@@ -92,11 +92,11 @@ func findings(fs []*advise.Finding) []StepFinding {
 
 // planMyCnf: every finding with a my.cnf change, as one drop-in in the
 // server's conf.d (SET GLOBAL where dynamic, a restart where not).
-func planMyCnf(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+func planMyCnf(_ context.Context, l *loop, d *diagnosis) (*stepWork, error) {
 	fs := d.take(func(f *advise.Finding) bool {
 		return hasKind(f, changeset.MySQLVariable, changeset.MySQLOption) && !hasKind(f, changeset.Sysctl, changeset.Systemd) && !observability[f.ID]
 	})
-	p := &plan{findings: findings(fs)}
+	p := &stepWork{findings: findings(fs)}
 	if len(fs) == 0 {
 		return p, nil
 	}
@@ -116,10 +116,10 @@ func planMyCnf(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 
 // planSockets: the app reaches MySQL and memcached through their unix
 // sockets and listens on one itself, nginx's upstream points at it.
-func planSockets(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+func planSockets(_ context.Context, l *loop, d *diagnosis) (*stepWork, error) {
 	ids := map[string]bool{"mysql-unix-socket": true, "memcached-unix-socket": true, "nginx-unix-upstream": true}
 	fs := d.take(func(f *advise.Finding) bool { return ids[f.ID] })
-	p := &plan{findings: findings(fs)}
+	p := &stepWork{findings: findings(fs)}
 	st := l.st
 	cfg := st.appCfg
 	var nginx *apply.Nginx
@@ -164,9 +164,9 @@ func planSockets(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 
 // planNginx: every nginx directive the audit proposes, put in its
 // context in nginx.conf, validated with nginx -t and reloaded.
-func planNginx(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+func planNginx(_ context.Context, l *loop, d *diagnosis) (*stepWork, error) {
 	fs := d.take(func(f *advise.Finding) bool { return hasKind(f, changeset.Nginx) })
-	p := &plan{findings: findings(fs)}
+	p := &stepWork{findings: findings(fs)}
 	if len(fs) == 0 {
 		return p, nil
 	}
@@ -184,8 +184,8 @@ func planNginx(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 }
 
 // planIndexes: the indexes `stacktune indexes` proved on a copy.
-func planIndexes(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
-	p := &plan{}
+func planIndexes(_ context.Context, l *loop, d *diagnosis) (*stepWork, error) {
+	p := &stepWork{}
 	if d.indexes == nil || d.indexes.Changes == nil || len(d.indexes.Changes.Changes) == 0 {
 		p.why = "no index was proven to help"
 		return p, nil
@@ -210,8 +210,8 @@ func planIndexes(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 
 // planNPlusOne: the N+1 query patterns the index advice reported whose
 // code fix the reference app has behind a setting.
-func planNPlusOne(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
-	p := &plan{}
+func planNPlusOne(_ context.Context, l *loop, d *diagnosis) (*stepWork, error) {
+	p := &stepWork{}
 	cfg := l.st.appCfg
 	for i, q := range d.nPlusOne {
 		for _, fix := range appFixes {
@@ -234,9 +234,9 @@ func planNPlusOne(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
 
 // planCache: the cache client's fix (multi-get, set on a miss, TTL),
 // behind the reference app's cache_batch setting.
-func planCache(_ context.Context, l *loop, d *diagnosis) (*plan, error) {
+func planCache(_ context.Context, l *loop, d *diagnosis) (*stepWork, error) {
 	fs := d.take(func(f *advise.Finding) bool { return f.ID == "memcached-write-on-read" })
-	p := &plan{findings: findings(fs)}
+	p := &stepWork{findings: findings(fs)}
 	if len(fs) == 0 {
 		return p, nil
 	}

@@ -39,7 +39,7 @@ func TestScenarioLoads(t *testing.T) {
 	if sc.BaseURL != "http://127.0.0.1:9" {
 		t.Errorf("BaseURL = %q", sc.BaseURL)
 	}
-	if _, err := sc.Plan(scenario.PlanOptions{}); err != nil {
+	if _, err := sc.Workload(scenario.WorkloadOptions{}); err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
 	users, passwords, ids := sc.Data["users"], sc.Data["passwords"], sc.Data["entry_ids"]
@@ -270,7 +270,7 @@ func runScenario(t *testing.T, base string) {
 	if err := sc.SetBaseURL(base); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := sc.Plan(scenario.PlanOptions{Timeout: 10 * time.Second, KeepAlive: true, Seed: 1})
+	plan, err := sc.Workload(scenario.WorkloadOptions{Timeout: 10 * time.Second, KeepAlive: true, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func TestScenarioCatchesBrokenPages(t *testing.T) {
 	if err := sc.SetBaseURL(broken.URL); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := sc.Plan(scenario.PlanOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 3})
+	plan, err := sc.Workload(scenario.WorkloadOptions{Timeout: 5 * time.Second, KeepAlive: true, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

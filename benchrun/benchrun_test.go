@@ -1,4 +1,4 @@
-package loadtest
+package benchrun
 
 import (
 	"context"

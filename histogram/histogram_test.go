@@ -1,4 +1,4 @@
-package hist
+package histogram
 
 import (
 	"math"

@@ -6,20 +6,20 @@ import (
 	"io"
 	"strings"
 
-	"github.com/stacktune/stacktune/plan"
+	"github.com/stacktune/stacktune/capacity"
 )
 
-// PlanFormats are the formats Plan renders.
-var PlanFormats = []string{Text, Markdown, JSON}
+// CapacityFormats are the formats Plan renders.
+var CapacityFormats = []string{Text, Markdown, JSON}
 
-// Plan renders a capacity plan in one of PlanFormats. It only formats:
+// Capacity renders a capacity plan in one of PlanFormats. It only formats:
 // every figure and sentence comes from plan.Compute.
-func Plan(w io.Writer, p *plan.Plan, format string) error {
-	if err := CheckFormat(format, PlanFormats...); err != nil {
+func Capacity(w io.Writer, p *capacity.Report, format string) error {
+	if err := CheckFormat(format, CapacityFormats...); err != nil {
 		return err
 	}
 	if p == nil {
-		p = &plan.Plan{}
+		p = &capacity.Report{}
 	}
 	if format == JSON {
 		return WriteJSON(w, p)
@@ -34,39 +34,39 @@ func Plan(w io.Writer, p *plan.Plan, format string) error {
 }
 
 // planHeader describes the inputs in a few sentences.
-func planHeader(in plan.Inputs) []string {
+func planHeader(in capacity.Inputs) []string {
 	conn := "a MySQL connection per request, closed first by the web server"
 	switch {
 	case in.Persistent:
 		conn = "persistent MySQL connections"
-	case in.Closer == plan.CloserDB:
+	case in.Closer == capacity.CloserDB:
 		conn = "a MySQL connection per request, closed first by the MySQL server"
 	}
 	live := fmt.Sprintf("%d live sockets per web server", in.LiveSockets)
 	if in.LiveSocketsDerived {
-		live = fmt.Sprintf("%d live sockets per web server (%d per worker)", in.LiveSockets, plan.LiveSocketsPerWorker)
+		live = fmt.Sprintf("%d live sockets per web server (%d per worker)", in.LiveSockets, capacity.LiveSocketsPerWorker)
 	}
 	measured := "rate per server not measured"
 	if in.PerServerRate > 0 {
-		measured = fmt.Sprintf("%s req/s measured per server", plan.Num(in.PerServerRate))
+		measured = fmt.Sprintf("%s req/s measured per server", capacity.Num(in.PerServerRate))
 	}
 	return []string{
 		fmt.Sprintf("%s req/s × headroom %s = %s req/s planned, on %d web servers × %d workers; mean response time %s s",
-			plan.Num(in.Rate), plan.Num(in.Headroom), plan.Num(in.PlannedRate), in.Servers, in.Workers, plan.Num(in.ResponseTime)),
-		fmt.Sprintf("%s; TIME_WAIT %s s; %s; %s", conn, plan.Num(in.TimeWait), live, measured),
+			capacity.Num(in.Rate), capacity.Num(in.Headroom), capacity.Num(in.PlannedRate), in.Servers, in.Workers, capacity.Num(in.ResponseTime)),
+		fmt.Sprintf("%s; TIME_WAIT %s s; %s; %s", conn, capacity.Num(in.TimeWait), live, measured),
 		fmt.Sprintf("now: ip_local_port_range %s, tcp_max_tw_buckets %d; MySQL files besides connections %d; admin connections %d; cache clients per worker %d",
 			in.PortRange, in.TWBuckets, in.OtherFiles, in.AdminConnections, in.CacheClientsPerWorker),
 	}
 }
 
-func planVerb(s *plan.Setting) string {
+func planVerb(s *capacity.Setting) string {
 	if s.Changes() {
 		return "set"
 	}
 	return "keep"
 }
 
-func planNow(s *plan.Setting) string {
+func planNow(s *capacity.Setting) string {
 	if s.Current == "" || !s.Changes() {
 		return ""
 	}
@@ -101,7 +101,7 @@ func planWrap(w *bufio.Writer, indent, label, text string) {
 	w.WriteString(line + "\n")
 }
 
-func planText(w *bufio.Writer, p *plan.Plan) {
+func planText(w *bufio.Writer, p *capacity.Report) {
 	w.WriteString("Capacity plan\n")
 	for _, h := range planHeader(p.Inputs) {
 		planWrap(w, "", "", h)
@@ -117,7 +117,7 @@ func planText(w *bufio.Writer, p *plan.Plan) {
 		}
 	}
 	for i, r := range p.Results {
-		fprintf(w, "\n%d. %s: %s %s\n", i+1, r.Title, plan.Num(r.Value), r.Unit)
+		fprintf(w, "\n%d. %s: %s %s\n", i+1, r.Title, capacity.Num(r.Value), r.Unit)
 		planWrap(w, "   ", "formula", r.Formula)
 		planWrap(w, "   ", "computed", r.Calculation)
 		if s := r.Setting; s != nil {
@@ -146,7 +146,7 @@ func mdCode(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 // doubled as in mdEscape.
 var mdText = strings.NewReplacer("\\", `\\`, "<", "&lt;", "*", `\*`, "~", `\~`, "__", `\_\_`).Replace
 
-func planMarkdown(w *bufio.Writer, p *plan.Plan) {
+func planMarkdown(w *bufio.Writer, p *capacity.Report) {
 	w.WriteString("# Capacity plan\n\n")
 	for _, h := range planHeader(p.Inputs) {
 		fprintf(w, "- %s\n", mdText(h))
@@ -159,10 +159,10 @@ func planMarkdown(w *bufio.Writer, p *plan.Plan) {
 	}
 	w.WriteString("\n## Results\n\n| Result | Value | Calculation |\n|---|---:|---|\n")
 	for _, r := range p.Results {
-		fprintf(w, "| %s | %s %s | `%s` |\n", mdCell(r.Title), plan.Num(r.Value), mdCell(r.Unit), mdCode(r.Calculation))
+		fprintf(w, "| %s | %s %s | `%s` |\n", mdCell(r.Title), capacity.Num(r.Value), mdCell(r.Unit), mdCode(r.Calculation))
 	}
 	for _, r := range p.Results {
-		fprintf(w, "\n### %s: %s %s\n\n", mdText(r.Title), plan.Num(r.Value), r.Unit)
+		fprintf(w, "\n### %s: %s %s\n\n", mdText(r.Title), capacity.Num(r.Value), r.Unit)
 		fprintf(w, "- **Formula:** %s\n- **Computed:** `%s`\n", mdText(r.Formula), r.Calculation)
 		if s := r.Setting; s != nil {
 			fprintf(w, "- **%s:** `%s` on the %s: %s\n", strings.ToUpper(planVerb(s)[:1])+planVerb(s)[1:], s.Line(), s.Host, mdText(s.Where))

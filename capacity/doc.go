@@ -109,4 +109,4 @@
 //
 // Seed 004's fleet (40 → 5-15 web servers) cannot be reproduced without its
 // per-server rates; servers-needed is tested with made-up ones.
-package plan
+package capacity

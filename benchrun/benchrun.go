@@ -1,4 +1,4 @@
-// Package loadtest is `stacktune bench`: it runs a load test (a plain URL or
+// Package benchrun is `stacktune bench`: it runs a load test (a plain URL or
 // a scenario file) one or more times with package loadgen, scores each run
 // like a contest benchmarker (package scenario) and summarises the runs
 // (min, median, max). The CLI stores the runs with package history.
@@ -16,7 +16,7 @@
 // against the pass thresholds (see scenario.FailIf); the others in flight
 // were cut by the end of the run. URL passwords never reach the summary
 // or an error: they are masked as "user:***@" (loadgen.MaskURL).
-package loadtest
+package benchrun
 
 import (
 	"context"
@@ -225,7 +225,7 @@ func run(ctx context.Context, opt Options) (*Summary, error) {
 	}
 	deadline := start.Add(bound)
 	var (
-		plan   loadgen.Plan
+		plan   loadgen.Workload
 		scorer func(*loadgen.Result) scenario.ScoreResult
 		target = opt.URL
 		scName string
@@ -241,13 +241,13 @@ func run(ctx context.Context, opt Options) (*Summary, error) {
 				return nil, err
 			}
 		}
-		plan, err = sc.Plan(scenario.PlanOptions{Timeout: opt.Load.Timeout, KeepAlive: opt.Load.KeepAlive, Seed: opt.Seed, ThinkTime: opt.Load.Rate == 0})
+		plan, err = sc.Workload(scenario.WorkloadOptions{Timeout: opt.Load.Timeout, KeepAlive: opt.Load.KeepAlive, Seed: opt.Seed, ThinkTime: opt.Load.Rate == 0})
 		if err != nil {
 			return nil, err
 		}
 		scorer, target, scName = sc.Score, sc.BaseURL, sc.Name
 	} else {
-		plan, err = loadgen.URLPlan(opt.URL, loadgen.URLOptions{KeepAlive: opt.Load.KeepAlive, Timeout: opt.Load.Timeout})
+		plan, err = loadgen.URLWorkload(opt.URL, loadgen.URLOptions{KeepAlive: opt.Load.KeepAlive, Timeout: opt.Load.Timeout})
 		if err != nil {
 			return nil, err
 		}

@@ -22,8 +22,8 @@ import (
 	"github.com/stacktune/stacktune/loadgen"
 )
 
-// PlanOptions shapes the users of a plan.
-type PlanOptions struct {
+// WorkloadOptions shapes the users of a plan.
+type WorkloadOptions struct {
 	// Timeout bounds each request (connect, send, response, body); 0 uses
 	// the run's timeout (loadgen.RequestTimeout of Do's context).
 	Timeout time.Duration
@@ -42,7 +42,7 @@ type PlanOptions struct {
 // read (and counted in Sample.Bytes) but not checked.
 const MaxBody = 4 << 20
 
-// Plan returns a loadgen plan running the scenario. Plan.Steps are the step
+// Workload returns a loadgen plan running the scenario. Workload.Steps are the step
 // names, with "login" first when the scenario has a login; Sample.Step
 // indexes them.
 //
@@ -51,15 +51,15 @@ const MaxBody = 4 << 20
 // the login (retried by the next Do until it succeeds); every other Do picks
 // a step by weight, fills its templates, sends it, reads the body and checks
 // the expectations.
-func (s *Scenario) Plan(opt PlanOptions) (loadgen.Plan, error) {
+func (s *Scenario) Workload(opt WorkloadOptions) (loadgen.Workload, error) {
 	ps, err := s.newPlanState(opt)
 	if err != nil {
-		return loadgen.Plan{}, err
+		return loadgen.Workload{}, err
 	}
-	return loadgen.Plan{Steps: s.StepNames(), NewUser: ps.newUser}, nil
+	return loadgen.Workload{Steps: s.StepNames(), NewUser: ps.newUser}, nil
 }
 
-func (s *Scenario) newPlanState(opt PlanOptions) (*planState, error) {
+func (s *Scenario) newPlanState(opt WorkloadOptions) (*planState, error) {
 	if s == nil || len(s.Steps) == 0 {
 		return nil, errors.New("scenario: no steps")
 	}
@@ -90,7 +90,7 @@ func (s *Scenario) newPlanState(opt PlanOptions) (*planState, error) {
 
 // planState is shared by the users of one plan.
 type planState struct {
-	opt     PlanOptions
+	opt     WorkloadOptions
 	base    *url.URL
 	login   *Step
 	steps   []Step
@@ -99,7 +99,7 @@ type planState struct {
 	seq     []atomic.Uint64
 	user    int // the list {{user}} comes from, or -1
 	picker  picker
-	offset  int // 1 when Plan.Steps starts with "login"
+	offset  int // 1 when Workload.Steps starts with "login"
 	// sleep pauses for a think time; tests replace it.
 	sleep func(ctx context.Context, d time.Duration)
 }

@@ -1,4 +1,4 @@
-package plan
+package capacity
 
 import "fmt"
 
@@ -20,12 +20,12 @@ const (
 // Compute validates o and works out the plan. servers-needed is present
 // only with a measured PerServerRate, cache-connections only with
 // CacheClientsPerWorker above 0.
-func Compute(o Options) (*Plan, error) {
+func Compute(o Options) (*Report, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	c := newCalc(o)
-	p := &Plan{Inputs: c.inputs()}
+	p := &Report{Inputs: c.inputs()}
 	p.Results = append(p.Results, c.concurrency())
 	if o.PerServerRate > 0 {
 		p.Results = append(p.Results, c.serversNeeded())

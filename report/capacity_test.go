@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/internal/golden"
-	"github.com/stacktune/stacktune/plan"
 )
 
 // seed003Plan is seed 003's host: 100 web servers × 255 Apache workers at
 // 900 req/s each, 10.289 ms per request, 1024 live sockets.
-func seed003Plan() plan.Options {
-	o := plan.DefaultOptions()
+func seed003Plan() capacity.Options {
+	o := capacity.DefaultOptions()
 	o.Rate = 90000
 	o.Servers = 100
 	o.Workers = 255
@@ -29,20 +29,20 @@ func seed003Plan() plan.Options {
 func TestWrite(t *testing.T) {
 	o := seed003Plan()
 	o.PerServerRate = 935
-	p, err := plan.Compute(o)
+	p, err := capacity.Compute(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range PlanFormats {
+	for _, f := range CapacityFormats {
 		t.Run(f, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := Plan(&b, p, f); err != nil {
+			if err := Capacity(&b, p, f); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, filepath.Join("testdata", "plan-seed003."+f), b.Bytes())
 		})
 	}
-	if err := Plan(&bytes.Buffer{}, p, "yaml"); err == nil || !strings.Contains(err.Error(), `unknown format "yaml"`) {
+	if err := Capacity(&bytes.Buffer{}, p, "yaml"); err == nil || !strings.Contains(err.Error(), `unknown format "yaml"`) {
 		t.Errorf("unknown format: %v", err)
 	}
 }
@@ -50,12 +50,12 @@ func TestWrite(t *testing.T) {
 // TestJSONShape checks the JSON contract: inputs, and results with id,
 // title, value, unit, formula, setting {kind, name, value} and notes.
 func TestJSONShape(t *testing.T) {
-	p, err := plan.Compute(seed003Plan())
+	p, err := capacity.Compute(seed003Plan())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := Plan(&b, p, "json"); err != nil {
+	if err := Capacity(&b, p, "json"); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -93,7 +93,7 @@ func TestJSONShape(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{plan.KindSysctl, plan.KindMySQLVariable, plan.KindSystemd, plan.KindMemcachedFlag} {
+	for _, k := range []string{capacity.KindSysctl, capacity.KindMySQLVariable, capacity.KindSystemd, capacity.KindMemcachedFlag} {
 		if !kinds[k] {
 			t.Errorf("no setting of kind %s", k)
 		}

@@ -1,4 +1,4 @@
-package plan
+package capacity
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func seed003() Options {
 	return o
 }
 
-func find(p *Plan, id string) *Result {
+func find(p *Report, id string) *Result {
 	for i := range p.Results {
 		if p.Results[i].ID == id {
 			return &p.Results[i]

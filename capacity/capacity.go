@@ -1,4 +1,4 @@
-package plan
+package capacity
 
 import (
 	"errors"
@@ -207,8 +207,8 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Plan is a capacity plan: the inputs it used and one result per figure.
-type Plan struct {
+// Report is a capacity plan: the inputs it used and one result per figure.
+type Report struct {
 	Inputs  Inputs   `json:"inputs"`
 	Results []Result `json:"results"`
 }

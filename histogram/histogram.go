@@ -1,9 +1,9 @@
-// Package hist is a bounded-memory latency histogram: log-linear buckets
+// Package histogram is a bounded-memory latency histogram: log-linear buckets
 // (2^5 per power of two of microseconds, so a quantile is within about 3%),
 // only the span of buckets in use allocated, exact merging. Query digests and
 // HTTP endpoint profiles keep one per class instead of every sample. The
 // zero value is ready; a Histogram is not safe for concurrent use.
-package hist
+package histogram
 
 import "math"
 
