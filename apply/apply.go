@@ -85,7 +85,7 @@ func (e *RollbackError) Error() string {
 func (e *RollbackError) Unwrap() error { return e.Cause }
 
 // fault lets a test make a transaction fail at a named point (see the
-// points in run and undo); nil in production.
+// points in run's stages, plan and undo); nil in production.
 type fault func(point string) error
 
 func (f fault) at(point string) error {
@@ -102,6 +102,9 @@ func Run(ctx context.Context, targets []Target, opt Options) (*Result, error) {
 	return run(ctx, targets, opt, nil)
 }
 
+// run is Run with fault points (f): the transaction's stages in order,
+// each below in its own function, and on a failure once the journal is
+// on disk, the rollback (txn.fail).
 func run(ctx context.Context, targets []Target, opt Options, f fault) (*Result, error) {
 	if opt.StateDir == "" {
 		return nil, errors.New("apply: no state directory")
@@ -119,15 +122,7 @@ func run(ctx context.Context, targets []Target, opt Options, f fault) (*Result, 
 	if rec != nil {
 		res.Recovered = rec.ID
 	}
-	var run []Target
-	for _, t := range targets {
-		if isHostWide(t) && !opt.HostWide {
-			res.Skipped = append(res.Skipped, t.Name())
-			opt.logf("skipped %s: a host-wide change, applied only when asked (--host-wide)", t.Name())
-			continue
-		}
-		run = append(run, t)
-	}
+	run := runnable(targets, opt, res)
 	if len(run) == 0 {
 		return res, nil
 	}
@@ -137,15 +132,8 @@ func run(ctx context.Context, targets []Target, opt Options, f fault) (*Result, 
 
 	// 1. Snapshots and 2. the plan, before anything changes.
 	j := &journal{ID: newID(), Label: opt.Label, Started: time.Now().UTC(), State: stateWriting}
-	for _, t := range run {
-		if err := f.at("snapshot " + t.Name()); err != nil {
-			return res, fmt.Errorf("apply: reading %s before the change: %w", t.Name(), err)
-		}
-		before, err := t.Snapshot(ctx)
-		if err != nil {
-			return res, fmt.Errorf("apply: reading %s before the change: %w", t.Name(), err)
-		}
-		j.Targets = append(j.Targets, journalTarget{Name: t.Name(), Before: before, Wanted: t.Wanted()})
+	if err := snapshotAll(ctx, run, j, f); err != nil {
+		return res, err
 	}
 	steps, problems, err := plan(ctx, run, j, opt, f)
 	res.Plan = steps
@@ -159,20 +147,104 @@ func run(ctx context.Context, targets []Target, opt Options, f fault) (*Result, 
 	j.Plan = steps
 
 	// 3. Journal with backups, on disk before any file changes.
-	dir := filepath.Join(opt.StateDir, j.ID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return res, fmt.Errorf("apply: state directory: %w", err)
+	tx := &txn{dir: filepath.Join(opt.StateDir, j.ID), j: j, run: run, opt: opt, f: f}
+	if err := tx.journalBackups(); err != nil {
+		return res, err
 	}
-	for ti, t := range run {
+
+	// 4. Files, each still as it was backed up.
+	if stage, err := tx.writeFiles(); err != nil {
+		return tx.fail(ctx, res, stage, err)
+	}
+	// 5. Validate all, then activate and verify each.
+	if stage, err := tx.validateAll(ctx); err != nil {
+		return tx.fail(ctx, res, stage, err)
+	}
+	if stage, err := tx.activateEach(ctx, res); err != nil {
+		return tx.fail(ctx, res, stage, err)
+	}
+	// 6. Done.
+	if stage, err := tx.finish(); err != nil {
+		return tx.fail(ctx, res, stage, err)
+	}
+	return res, nil
+}
+
+// runnable are the targets this run may change: host-wide ones only with
+// opt.HostWide; the others are recorded as skipped.
+func runnable(targets []Target, opt Options, res *Result) []Target {
+	var run []Target
+	for _, t := range targets {
+		if isHostWide(t) && !opt.HostWide {
+			res.Skipped = append(res.Skipped, t.Name())
+			opt.logf("skipped %s: a host-wide change, applied only when asked (--host-wide)", t.Name())
+			continue
+		}
+		run = append(run, t)
+	}
+	return run
+}
+
+// snapshotAll reads every target's running state before anything
+// changes, into the journal with what each wants.
+func snapshotAll(ctx context.Context, run []Target, j *journal, f fault) error {
+	for _, t := range run {
+		if err := f.at("snapshot " + t.Name()); err != nil {
+			return fmt.Errorf("apply: reading %s before the change: %w", t.Name(), err)
+		}
+		before, err := t.Snapshot(ctx)
+		if err != nil {
+			return fmt.Errorf("apply: reading %s before the change: %w", t.Name(), err)
+		}
+		j.Targets = append(j.Targets, journalTarget{Name: t.Name(), Before: before, Wanted: t.Wanted()})
+	}
+	return nil
+}
+
+// txn is a transaction once it is planned: its journal and the
+// directory holding it and the backups. From writeFiles on, each stage
+// returns, with its error, what it was doing, for fail.
+type txn struct {
+	dir string
+	j   *journal
+	run []Target
+	opt Options
+	f   fault
+}
+
+// fail rolls the transaction back after a stage failed: every backup
+// restored, every activated target back to its snapshot. The error says
+// so, or is a *RollbackError listing what could not be put back.
+func (tx *txn) fail(ctx context.Context, res *Result, stage string, err error) (*Result, error) {
+	err = fmt.Errorf("apply: %s: %w", stage, err)
+	tx.opt.logf("%v; rolling back", err)
+	tx.j.Error = err.Error()
+	res.RolledBack = true
+	if left := undo(ctx, tx.dir, tx.j, tx.run, tx.opt, tx.f); len(left) > 0 {
+		res.Leftovers = left
+		return res, &RollbackError{Cause: err, Leftovers: left, Dir: tx.dir}
+	}
+	return res, fmt.Errorf("%w (rolled back: the old files and settings are in place)", err)
+}
+
+// journalBackups puts the way back on disk before any file changes: a
+// backup of every file the targets write, then the journal in state
+// "writing". On failure nothing of it is left.
+func (tx *txn) journalBackups() error {
+	j, f := tx.j, tx.f
+	if err := os.MkdirAll(tx.dir, 0o700); err != nil {
+		return fmt.Errorf("apply: state directory: %w", err)
+	}
+	for ti, t := range tx.run {
 		for _, file := range filesOf(t) {
 			if err := f.at("backup " + file.Path); err != nil {
-				os.RemoveAll(dir)
-				return res, fmt.Errorf("apply: backing up %s: %w", file.Path, err)
+				os.RemoveAll(tx.dir)
+				return fmt.Errorf("apply: backing up %s: %w", file.Path, err)
 			}
-			jf, err := backup(dir, file, len(j.Files))
+			jf, err := backup(tx.dir, file, len(j.Files))
 			if err != nil {
-				os.RemoveAll(dir)
-				return res, err
+				os.RemoveAll(tx.dir)
+				return err
 			}
 			jf.Target = t.Name()
 			j.Files = append(j.Files, jf)
@@ -180,97 +252,106 @@ func run(ctx context.Context, targets []Target, opt Options, f fault) (*Result, 
 		}
 	}
 	if err := f.at("journal " + stateWriting); err != nil {
-		os.RemoveAll(dir)
-		return res, fmt.Errorf("apply: journal: %w", err)
+		os.RemoveAll(tx.dir)
+		return fmt.Errorf("apply: journal: %w", err)
 	}
-	if err := j.save(dir); err != nil {
-		os.RemoveAll(dir)
-		return res, err
+	if err := j.save(tx.dir); err != nil {
+		os.RemoveAll(tx.dir)
+		return err
 	}
+	return nil
+}
 
-	fail := func(stage string, err error) (*Result, error) {
-		err = fmt.Errorf("apply: %s: %w", stage, err)
-		opt.logf("%v; rolling back", err)
-		j.Error = err.Error()
-		res.RolledBack = true
-		if left := undo(ctx, dir, j, run, opt, f); len(left) > 0 {
-			res.Leftovers = left
-			return res, &RollbackError{Cause: err, Leftovers: left, Dir: dir}
-		}
-		return res, fmt.Errorf("%w (rolled back: the old files and settings are in place)", err)
-	}
-
-	// 4. Files, each still as it was backed up; the journal records
-	// each write before it happens.
-	for _, t := range run {
+// writeFiles writes every target's files, each still as it was backed
+// up; the journal records each write before it happens.
+func (tx *txn) writeFiles() (string, error) {
+	j, f := tx.j, tx.f
+	for _, t := range tx.run {
 		for _, file := range filesOf(t) {
 			i := j.fileIndex(file.Path)
 			if err := f.at("write " + file.Path); err != nil {
-				return fail("writing "+file.Path, err)
+				return "writing " + file.Path, err
 			}
-			if err := unchanged(dir, j.Files[i]); err != nil {
-				return fail("writing "+file.Path, err)
+			if err := unchanged(tx.dir, j.Files[i]); err != nil {
+				return "writing " + file.Path, err
 			}
 			j.Files[i].New, j.Files[i].Writing = sum(file.Data), true
-			if err := j.save(dir); err != nil {
-				return fail("journal", err)
+			if err := j.save(tx.dir); err != nil {
+				return "journal", err
 			}
 			if err := writeFile(file); err != nil {
-				return fail("writing "+file.Path, err)
+				return "writing " + file.Path, err
 			}
-			opt.logf("wrote %s", file.Path)
+			tx.opt.logf("wrote %s", file.Path)
 		}
 	}
-	// 5. Validate all, then activate and verify each.
-	for _, t := range run {
-		if err := f.at("validate " + t.Name()); err != nil {
-			return fail("validating "+t.Name(), err)
+	return "", nil
+}
+
+// validateAll validates every target's written files before any is
+// activated.
+func (tx *txn) validateAll(ctx context.Context) (string, error) {
+	for _, t := range tx.run {
+		if err := tx.f.at("validate " + t.Name()); err != nil {
+			return "validating " + t.Name(), err
 		}
 		if err := validate(ctx, t); err != nil {
-			return fail("validating "+t.Name(), err)
+			return "validating " + t.Name(), err
 		}
 	}
+	return "", nil
+}
+
+// activateEach marks the journal "activating", then activates each
+// target in order, each marked activated in the journal first (so a
+// rollback brings it back), verifies it and reads it back into res.
+func (tx *txn) activateEach(ctx context.Context, res *Result) (string, error) {
+	j, f := tx.j, tx.f
 	j.State = stateActivating
 	if err := f.at("journal " + stateActivating); err != nil {
-		return fail("journal", err)
+		return "journal", err
 	}
-	if err := j.save(dir); err != nil {
-		return fail("journal", err)
+	if err := j.save(tx.dir); err != nil {
+		return "journal", err
 	}
-	for i, t := range run {
+	for i, t := range tx.run {
 		j.Targets[i].Activated = true
-		if err := j.save(dir); err != nil {
-			return fail("journal", err)
+		if err := j.save(tx.dir); err != nil {
+			return "journal", err
 		}
 		if err := f.at("activate " + t.Name()); err != nil {
-			return fail("activating "+t.Name(), err)
+			return "activating " + t.Name(), err
 		}
 		if err := t.Activate(ctx, j.Targets[i].Wanted); err != nil {
-			return fail("activating "+t.Name(), err)
+			return "activating " + t.Name(), err
 		}
 		if err := f.at("verify " + t.Name()); err != nil {
-			return fail("verifying "+t.Name(), err)
+			return "verifying " + t.Name(), err
 		}
 		if err := t.Verify(ctx, j.Targets[i].Wanted); err != nil {
-			return fail("verifying "+t.Name(), err)
+			return "verifying " + t.Name(), err
 		}
 		after, err := t.Snapshot(ctx)
 		if err != nil {
-			return fail("reading "+t.Name()+" back", err)
+			return "reading " + t.Name() + " back", err
 		}
-		opt.logf("%s: active and verified", t.Name())
+		tx.opt.logf("%s: active and verified", t.Name())
 		res.Targets = append(res.Targets, TargetOutcome{Name: t.Name(), Files: j.Targets[i].Files, Before: j.Targets[i].Before, After: after})
 	}
-	// 6. Done.
-	j.State = stateApplied
-	j.Finished = time.Now().UTC()
-	if err := f.at("journal " + stateApplied); err != nil {
-		return fail("journal", err)
+	return "", nil
+}
+
+// finish closes the transaction: the journal says "applied".
+func (tx *txn) finish() (string, error) {
+	tx.j.State = stateApplied
+	tx.j.Finished = time.Now().UTC()
+	if err := tx.f.at("journal " + stateApplied); err != nil {
+		return "journal", err
 	}
-	if err := j.save(dir); err != nil {
-		return fail("journal", err)
+	if err := tx.j.save(tx.dir); err != nil {
+		return "journal", err
 	}
-	return res, nil
+	return "", nil
 }
 
 // plan asks every target that can plan for its steps; a target that

@@ -19,7 +19,7 @@ import (
 type Options struct {
 	// Classes are the digest classes to advise on, most important first.
 	Classes []digest.Class
-	// Source is the user's server, used read-only unless Apply is set.
+	// Source is the user's server, used read-only.
 	Source *sql.DB
 	// Database is the default database for classes that name none.
 	Database string
@@ -118,6 +118,24 @@ type QueryReport struct {
 	Count       int64    `json:"count"`
 	Plan        string   `json:"plan"`
 	Problems    []string `json:"problems"`
+	// NPlusOne is set when the class is an N+1 pattern (Problems then
+	// holds its Problem text too); nil otherwise.
+	NPlusOne *NPlusOne `json:"n_plus_one,omitempty"`
+}
+
+// NPlusOne is an N+1 pattern: a SELECT class called at least
+// Options.NPlusOneCalls times for about one row per call, the signature
+// of a query run once per row of another result.
+type NPlusOne struct {
+	// Calls is the class's call count in the digest.
+	Calls int64 `json:"calls"`
+	// RowsPerCall is the rows sent per call, on average.
+	RowsPerCall float64 `json:"rows_per_call"`
+}
+
+// Problem is the pattern in words, as QueryReport.Problems lists it.
+func (n *NPlusOne) Problem() string {
+	return fmt.Sprintf("N+1 pattern: called %d times for about one row each; fetch them in one query (IN list or JOIN)", n.Calls)
 }
 
 // sqlColumnType reads a column's type on the copy.
@@ -148,62 +166,20 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.Source == nil {
 		return nil, errors.New("indexadv: no source server")
 	}
-	if opt.RowLimit <= 0 {
-		opt.RowLimit = 200000
-	}
-	if opt.Runs <= 0 {
-		opt.Runs = 5
-	}
-	if opt.QueryTimeout <= 0 {
-		opt.QueryTimeout = 30 * time.Second
-	}
-	if opt.NPlusOneCalls <= 0 {
-		opt.NPlusOneCalls = 1000
-	}
-	res := &Result{Proposals: []Proposal{}, Skipped: []Skip{}, Rejected: []Proposal{}, Existing: []Finding{}, Queries: []QueryReport{}, Copies: []Copy{}, DDL: []TableDDL{},
-		Changes: &changeset.Set{Format: changeset.FormatVersion, Source: "stacktune indexes", Taken: time.Now().UTC(), Changes: []changeset.Change{}}}
+	opt = opt.withDefaults()
+	res := newResult()
 	if srv, err := mysqlvar.Detect(ctx, opt.Source); err == nil {
 		res.Changes.Server = srv.String()
 	}
-	var list []*analyzed
-	for _, c := range opt.Classes {
-		a, skip := inspect(ctx, opt, c)
-		if skip != "" {
-			res.Skipped = append(res.Skipped, Skip{ID: c.ID, Query: c.Fingerprint, Reason: skip})
-			continue
-		}
-		list = append(list, a)
-	}
-	// Existing indexes of every table used.
-	tables := map[string][2]string{}
-	for _, a := range list {
-		for _, t := range a.q.Tables {
-			s := schemaOf(t, a.db)
-			tables[s+"."+t.Name] = [2]string{s, t.Name}
-		}
-	}
-	existing := map[string][]Index{}
-	for _, k := range sortedKeys(tables) {
-		st := tables[k]
-		ixs, err := Indexes(ctx, opt.Source, st[0], st[1])
-		if err != nil {
-			return nil, err
-		}
-		existing[k] = ixs
-		res.Existing = append(res.Existing, ExistingFindings(st[0], st[1], ixs)...)
+	list := inspectAll(ctx, opt, res)
+	tables := tablesOf(list)
+	existing, err := existingIndexes(ctx, opt.Source, tables, res)
+	if err != nil {
+		return nil, err
 	}
 	for _, a := range list {
 		r := a.report(ctx, opt)
-		for _, t := range a.q.Tables {
-			for _, col := range t.Funcs {
-				for _, ix := range existing[schemaOf(t, a.db)+"."+t.Name] {
-					if len(ix.Columns) > 0 && ix.Columns[0].Name == col {
-						r.Problems = append(r.Problems, fmt.Sprintf("%s.%s is indexed (%s) but compared through a function or cast, so that index cannot be used", t.Name, col, ix.Name))
-						break
-					}
-				}
-			}
-		}
+		r.Problems = append(r.Problems, a.unusableIndexes(existing)...)
 		res.Queries = append(res.Queries, r)
 	}
 	if len(list) == 0 {
@@ -218,39 +194,164 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	defer box.Stop()
 	res.Server = box.Version()
+	broken := copyTables(ctx, opt, box.DB(), tables, res)
+	cands, byID := propose(list, broken, newCopyFacts(ctx, box.DB()), res)
+	kept, covered := Merge(cands, existing)
+	Uniquify(kept, existing)
+	res.Covered = coveredNotes(covered)
+	p := &prover{db: box.DB(), runs: opt.Runs, timeout: opt.QueryTimeout, queries: byID}
+	proveAll(ctx, p, kept, res)
+	res.DDL, res.Changes.Changes = tableDDL(res.Proposals)
+	return res, nil
+}
+
+// withDefaults fills the options left zero with their documented
+// defaults.
+func (opt Options) withDefaults() Options {
+	if opt.RowLimit <= 0 {
+		opt.RowLimit = 200000
+	}
+	if opt.Runs <= 0 {
+		opt.Runs = 5
+	}
+	if opt.QueryTimeout <= 0 {
+		opt.QueryTimeout = 30 * time.Second
+	}
+	if opt.NPlusOneCalls <= 0 {
+		opt.NPlusOneCalls = 1000
+	}
+	return opt
+}
+
+// newResult is an empty result whose lists are empty, not null, in JSON.
+func newResult() *Result {
+	return &Result{Proposals: []Proposal{}, Skipped: []Skip{}, Rejected: []Proposal{}, Existing: []Finding{}, Queries: []QueryReport{}, Copies: []Copy{}, DDL: []TableDDL{},
+		Changes: &changeset.Set{Format: changeset.FormatVersion, Source: "stacktune indexes", Taken: time.Now().UTC(), Changes: []changeset.Change{}}}
+}
+
+// inspectAll is the analysis on the user's server: the classes that
+// parse and explain, the others recorded in res.Skipped with the reason.
+func inspectAll(ctx context.Context, opt Options, res *Result) []*analyzed {
+	var list []*analyzed
+	for _, c := range opt.Classes {
+		a, skip := inspect(ctx, opt, c)
+		if skip != "" {
+			res.Skipped = append(res.Skipped, Skip{ID: c.ID, Query: c.Fingerprint, Reason: skip})
+			continue
+		}
+		list = append(list, a)
+	}
+	return list
+}
+
+// tablesOf are the tables the analysed classes use, as [schema, table]
+// by "schema.table".
+func tablesOf(list []*analyzed) map[string][2]string {
+	tables := map[string][2]string{}
+	for _, a := range list {
+		for _, t := range a.q.Tables {
+			s := schemaOf(t, a.db)
+			tables[s+"."+t.Name] = [2]string{s, t.Name}
+		}
+	}
+	return tables
+}
+
+// existingIndexes reads the indexes the user's server has on each table
+// (by "schema.table") and records its duplicate and redundant ones in
+// res.Existing.
+func existingIndexes(ctx context.Context, db *sql.DB, tables map[string][2]string, res *Result) (map[string][]Index, error) {
+	existing := map[string][]Index{}
+	for _, k := range sortedKeys(tables) {
+		st := tables[k]
+		ixs, err := Indexes(ctx, db, st[0], st[1])
+		if err != nil {
+			return nil, err
+		}
+		existing[k] = ixs
+		res.Existing = append(res.Existing, ExistingFindings(st[0], st[1], ixs)...)
+	}
+	return existing, nil
+}
+
+// unusableIndexes are the problems of existing indexes the class cannot
+// use because it compares their first column through a function or cast.
+func (a *analyzed) unusableIndexes(existing map[string][]Index) []string {
+	var out []string
+	for _, t := range a.q.Tables {
+		for _, col := range t.Funcs {
+			for _, ix := range existing[schemaOf(t, a.db)+"."+t.Name] {
+				if len(ix.Columns) > 0 && ix.Columns[0].Name == col {
+					out = append(out, fmt.Sprintf("%s.%s is indexed (%s) but compared through a function or cast, so that index cannot be used", t.Name, col, ix.Name))
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// copyTables copies each table (by "schema.table") to the throwaway
+// server, recording the copies in res.Copies; it returns the tables that
+// could not be copied, with the error.
+func copyTables(ctx context.Context, opt Options, dst *sql.DB, tables map[string][2]string, res *Result) map[string]string {
 	broken := map[string]string{}
 	for _, k := range sortedKeys(tables) {
 		st := tables[k]
-		cp, err := copyTable(ctx, opt.Source, box.DB(), st[0], st[1], opt.RowLimit)
+		cp, err := copyTable(ctx, opt.Source, dst, st[0], st[1], opt.RowLimit)
 		if err != nil {
 			broken[k] = err.Error()
 			continue
 		}
 		res.Copies = append(res.Copies, cp)
 	}
+	return broken
+}
 
-	cardCache := map[string]int64{}
-	card := func(schema, table, col string) int64 {
-		k := schema + "." + table + "." + col
-		if v, ok := cardCache[k]; ok {
-			return v
-		}
-		var n int64
-		_ = box.DB().QueryRowContext(ctx, fmt.Sprintf("SELECT COUNT(DISTINCT %s) FROM %s", quoteIdent(col), qualified(schema, table))).Scan(&n)
-		cardCache[k] = n
-		return n
+// copyFacts are the column facts the candidates are shaped by, read once
+// each from the copy: cardinalities and types.
+type copyFacts struct {
+	ctx   context.Context
+	db    *sql.DB
+	cards map[string]int64
+	types map[string]string
+}
+
+func newCopyFacts(ctx context.Context, db *sql.DB) *copyFacts {
+	return &copyFacts{ctx: ctx, db: db, cards: map[string]int64{}, types: map[string]string{}}
+}
+
+// card is a column's distinct values on the copy (0 when it cannot be
+// read): a Cardinality.
+func (f *copyFacts) card(schema, table, col string) int64 {
+	k := schema + "." + table + "." + col
+	if v, ok := f.cards[k]; ok {
+		return v
 	}
-	typeCache := map[string]string{}
-	typeOf := func(schema, table, col string) string {
-		k := schema + "." + table + "." + col
-		if v, ok := typeCache[k]; ok {
-			return v
-		}
-		var t string
-		_ = box.DB().QueryRowContext(ctx, sqlColumnType, schema, table, col).Scan(&t)
-		typeCache[k] = strings.ToLower(t)
-		return typeCache[k]
+	var n int64
+	_ = f.db.QueryRowContext(f.ctx, fmt.Sprintf("SELECT COUNT(DISTINCT %s) FROM %s", quoteIdent(col), qualified(schema, table))).Scan(&n)
+	f.cards[k] = n
+	return n
+}
+
+// typeOf is a column's type on the copy, lower case ("" when it has
+// none): a ColumnType.
+func (f *copyFacts) typeOf(schema, table, col string) string {
+	k := schema + "." + table + "." + col
+	if v, ok := f.types[k]; ok {
+		return v
 	}
+	var t string
+	_ = f.db.QueryRowContext(f.ctx, sqlColumnType, schema, table, col).Scan(&t)
+	f.types[k] = strings.ToLower(t)
+	return f.types[k]
+}
+
+// propose is the candidate indexes of the classes whose tables were
+// copied, shaped by the copy's column facts, and those classes by id. A
+// class with a table that was not copied is skipped; a candidate naming
+// a column the copy lacks is rejected.
+func propose(list []*analyzed, broken map[string]string, facts *copyFacts, res *Result) ([]*Candidate, map[string]*analyzed) {
 	var cands []*Candidate
 	byID := map[string]*analyzed{}
 	for _, a := range list {
@@ -266,8 +367,8 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 		byID[a.class.ID] = a
 		for _, t := range a.q.Tables {
-			for _, c := range Candidates(a.class.ID, schemaOf(t, a.db), t, card) {
-				if FitTypes(c, typeOf) {
+			for _, c := range Candidates(a.class.ID, schemaOf(t, a.db), t, facts.card) {
+				if FitTypes(c, facts.typeOf) {
 					cands = append(cands, c)
 					continue
 				}
@@ -276,13 +377,24 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			}
 		}
 	}
-	kept, covered := Merge(cands, existing)
-	Uniquify(kept, existing)
+	return cands, byID
+}
+
+// coveredNotes says, sorted, which candidates an existing index already
+// serves (nil when none).
+func coveredNotes(covered map[*Candidate]string) []string {
+	var out []string
 	for c, ix := range covered {
-		res.Covered = append(res.Covered, fmt.Sprintf("%s(%s) for %s: already served by index %s", c.Key(), strings.Join(c.ColumnNames(), ", "), strings.Join(c.Queries, ", "), ix))
+		out = append(out, fmt.Sprintf("%s(%s) for %s: already served by index %s", c.Key(), strings.Join(c.ColumnNames(), ", "), strings.Join(c.Queries, ", "), ix))
 	}
-	sort.Strings(res.Covered)
-	p := &prover{db: box.DB(), runs: opt.Runs, timeout: opt.QueryTimeout, queries: byID}
+	sort.Strings(out)
+	return out
+}
+
+// proveAll proves the kept candidates table by table on the copy: those
+// that help go to res.Proposals, the others to res.Rejected, and a table
+// whose proof failed has all its candidates rejected with the error.
+func proveAll(ctx context.Context, p *prover, kept []*Candidate, res *Result) {
 	byTable := map[string][]*Candidate{}
 	for _, c := range kept {
 		byTable[c.Key()] = append(byTable[c.Key()], c)
@@ -299,8 +411,6 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Proposals = append(res.Proposals, ok...)
 		res.Rejected = append(res.Rejected, rej...)
 	}
-	res.DDL, res.Changes.Changes = tableDDL(res.Proposals)
-	return res, nil
 }
 
 // tableDDL is one ALTER TABLE per table adding its proposals, and the
@@ -414,7 +524,8 @@ func (a *analyzed) report(ctx context.Context, opt Options) QueryReport {
 		r.Problems = append(r.Problems, fmt.Sprintf("examines %d rows to return %d", c.RowsExaminedTotal, c.RowsSentTotal))
 	}
 	if c.Count >= opt.NPlusOneCalls && c.RowsSentTotal <= c.Count*3/2 && a.q.Kind == "select" {
-		r.Problems = append(r.Problems, fmt.Sprintf("N+1 pattern: called %d times for about one row each; fetch them in one query (IN list or JOIN)", c.Count))
+		r.NPlusOne = &NPlusOne{Calls: c.Count, RowsPerCall: float64(c.RowsSentTotal) / float64(c.Count)}
+		r.Problems = append(r.Problems, r.NPlusOne.Problem())
 	}
 	if pc := c.Plan; pc != nil && pc.Known > 0 {
 		for _, x := range []struct {

@@ -11,5 +11,10 @@
 // MariaDB holding a copy of the schema and of the data, or of a sample,
 // EXPLAIN rows and timed runs before and after each candidate, the index's
 // size and its write cost). Only proposals that help are kept. Nothing is
-// applied to the user's server unless Options.Apply is set.
+// applied to the user's server: Result.Changes is for `stacktune apply`.
+//
+// Each class's QueryReport lists its problems in words (Problems). An N+1
+// pattern (a SELECT called at least Options.NPlusOneCalls times for about
+// one row per call) is also typed data, QueryReport.NPlusOne (calls, rows
+// per call), for callers that act on it rather than show it.
 package indexadv

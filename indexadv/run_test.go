@@ -116,6 +116,15 @@ func TestRunOnWorkload(t *testing.T) {
 	if !strings.Contains(problems["FRIENDS"], "OR across different columns") || !strings.Contains(problems["FRIENDS"], "filesort") {
 		t.Errorf("FRIENDS problems %q", problems["FRIENDS"])
 	}
+	// The N+1 pattern is typed data too, on its class only.
+	for _, q := range res.Queries {
+		switch {
+		case q.ID == "USER" && (q.NPlusOne == nil || *q.NPlusOne != NPlusOne{Calls: 5000, RowsPerCall: 1}):
+			t.Errorf("USER N+1 %+v, want 5000 calls of 1 row", q.NPlusOne)
+		case q.ID != "USER" && q.NPlusOne != nil:
+			t.Errorf("%s reported as N+1: %+v", q.ID, q.NPlusOne)
+		}
+	}
 	if len(res.Existing) != 1 || res.Existing[0].Index != "user_only" {
 		t.Errorf("existing findings %+v", res.Existing)
 	}

@@ -71,7 +71,8 @@
 //     1000 entries and 1000 comments and asks the database, per row,
 //     whether its author is a friend, each query another full scan of
 //     relations. Fix: load the friend set once (and the indexes above);
-//     Config.FriendSet has this fix.
+//     Config.FriendSet has this fix, and Fixes lists it with the
+//     statement it removes, for a tool that finds that statement's N+1.
 //   - User lookups per entry, comment, footprint and friend (N+1), and an
 //     entry lookup per comment on the home page. Fix: one query with IN,
 //     or a join (001, 004).

@@ -157,27 +157,11 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(opts.Options))
-	user := map[string]string{}
-	var initArgs []string
-	for k := range opts.Options {
-		keys = append(keys, k)
+	user, err := checkUserOptions(opts.Options)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		n := normOption(k)
-		if n == "" {
-			return nil, errors.New("sandbox: MariaDB option with an empty name")
-		}
-		if mariadbManaged[n] {
-			return nil, fmt.Errorf("sandbox: MariaDB option %q is managed by the sandbox and cannot be set", k)
-		}
-		user[n] = opts.Options[k]
-		if mariadbInitOptions[n] {
-			initArgs = append(initArgs, optionArg(k, opts.Options[k]))
-		}
-	}
-	tmpl, err := mariadbTemplate(ctx, bin, installBin, initArgs)
+	tmpl, err := mariadbTemplate(ctx, bin, installBin, user.initArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +170,91 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := mariadbLayout(bin, dir, owned, opts.ConfigFiles)
+	ok := false
+	defer func() {
+		if !ok {
+			_ = m.inst.stop()
+		}
+	}()
+	if err := checkSocketPath(m.socket); err != nil {
+		return nil, err
+	}
+	if v, set := user.byName["slow_query_log_file"]; set && v != "" {
+		m.slowLog = v
+		if !filepath.IsAbs(v) {
+			m.slowLog = filepath.Join(m.datadir, v)
+		}
+	}
+	if err := m.prepareDirs(tmpl); err != nil {
+		return nil, err
+	}
+	if m.db, err = rootPool(m.socket); err != nil {
+		return nil, err
+	}
+
+	defaults := mariadbDefaults
+	if opts.ServerDefaults {
+		defaults = mariadbServerDefaults
+	}
+	m.timeout = orDefault(opts.StartTimeout, mariadbStartTimeout)
+	err = startWithPortRetry(ctx, func(port int) error {
+		m.port = port
+		options := append(m.managedOptions(port), defaults...)
+		for _, k := range user.keys {
+			options = append(options, [2]string{k, opts.Options[k]})
+		}
+		if err := m.setArgs(options); err != nil {
+			return err
+		}
+		return m.inst.launch(ctx, m.timeout, bin, m.args, m.db.PingContext)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := m.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&m.version); err != nil {
+		return nil, fmt.Errorf("sandbox: MariaDB SELECT VERSION(): %w", err)
+	}
+	ok = true
+	return m, nil
+}
+
+// userOptions are the caller's MariaDBOptions.Options, checked.
+type userOptions struct {
+	keys     []string          // as given, sorted
+	byName   map[string]string // values by normOption name
+	initArgs []string          // those the data dir is initialised with
+}
+
+// checkUserOptions refuses options with no name and those the sandbox
+// manages, and picks out those that must be fixed when the data dir is
+// initialised.
+func checkUserOptions(options map[string]string) (userOptions, error) {
+	u := userOptions{keys: make([]string, 0, len(options)), byName: map[string]string{}}
+	for k := range options {
+		u.keys = append(u.keys, k)
+	}
+	sort.Strings(u.keys)
+	for _, k := range u.keys {
+		n := normOption(k)
+		if n == "" {
+			return u, errors.New("sandbox: MariaDB option with an empty name")
+		}
+		if mariadbManaged[n] {
+			return u, fmt.Errorf("sandbox: MariaDB option %q is managed by the sandbox and cannot be set", k)
+		}
+		u.byName[n] = options[k]
+		if mariadbInitOptions[n] {
+			u.initArgs = append(u.initArgs, optionArg(k, options[k]))
+		}
+	}
+	return u, nil
+}
+
+// mariadbLayout is where a server's files live in its directory dir:
+// data dir, socket, logs and, with configFiles, my.cnf and conf.d. Its
+// Stop closes the root pool before the process stops.
+func mariadbLayout(bin, dir string, owned, configFiles bool) *MariaDB {
 	m := &MariaDB{
 		bin: bin,
 		inst: instance{
@@ -199,7 +268,7 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 		socket:  filepath.Join(dir, "mysqld.sock"),
 		slowLog: filepath.Join(dir, "slow.log"),
 	}
-	if opts.ConfigFiles {
+	if configFiles {
 		m.confFile = filepath.Join(dir, "my.cnf")
 		m.confDir = filepath.Join(dir, "conf.d")
 	}
@@ -208,41 +277,40 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 			_ = m.db.Close()
 		}
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = m.inst.stop()
-		}
-	}()
-	if err := checkSocketPath(m.socket); err != nil {
-		return nil, err
-	}
-	if v, set := user["slow_query_log_file"]; set && v != "" {
-		m.slowLog = v
-		if !filepath.IsAbs(v) {
-			m.slowLog = filepath.Join(m.datadir, v)
-		}
-	}
+	return m
+}
+
+// tmpDir is the server's tmpdir, inside Dir().
+func (m *MariaDB) tmpDir() string { return filepath.Join(m.inst.dir, "tmp") }
+
+// prepareDirs fills the server's directory before its first start: the
+// data dir copied from the template tmpl, the tmpdir and, with
+// ConfigFiles, an empty conf.d.
+func (m *MariaDB) prepareDirs(tmpl string) error {
 	if _, err := os.Stat(m.datadir); err == nil {
-		return nil, fmt.Errorf("sandbox: %s already exists: MariaDBOptions.Dir must not hold a data dir", m.datadir)
+		return fmt.Errorf("sandbox: %s already exists: MariaDBOptions.Dir must not hold a data dir", m.datadir)
 	}
 	if err := os.CopyFS(m.datadir, os.DirFS(tmpl)); err != nil {
-		return nil, fmt.Errorf("sandbox: copy MariaDB data dir template %s: %w", tmpl, err)
+		return fmt.Errorf("sandbox: copy MariaDB data dir template %s: %w", tmpl, err)
 	}
-	tmpDir := filepath.Join(dir, "tmp")
-	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
-		return nil, fmt.Errorf("sandbox: create tmpdir: %w", err)
+	if err := os.MkdirAll(m.tmpDir(), 0o700); err != nil {
+		return fmt.Errorf("sandbox: create tmpdir: %w", err)
 	}
 	if m.confDir != "" {
 		if err := os.MkdirAll(m.confDir, 0o755); err != nil {
-			return nil, fmt.Errorf("sandbox: create conf.d: %w", err)
+			return fmt.Errorf("sandbox: create conf.d: %w", err)
 		}
 	}
+	return nil
+}
 
+// rootPool is the connection pool for root over the unix socket, quiet
+// about the dead connections a Restart leaves.
+func rootPool(socket string) (*sql.DB, error) {
 	cfg := mysql.NewConfig()
 	cfg.User = "root"
 	cfg.Net = "unix"
-	cfg.Addr = m.socket
+	cfg.Addr = socket
 	cfg.Timeout = 2 * time.Second
 	// The driver logs every dead pooled connection it drops, which is
 	// what every connection is after a Restart; errors reach the caller
@@ -252,53 +320,45 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (*MariaDB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: MariaDB connector: %w", err)
 	}
-	m.db = sql.OpenDB(connector)
+	return sql.OpenDB(connector), nil
+}
 
-	defaults := mariadbDefaults
-	if opts.ServerDefaults {
-		defaults = mariadbServerDefaults
+// managedOptions are the options the sandbox sets itself for a server on
+// port: its files in Dir(), 127.0.0.1, and root as the user when run as
+// root.
+func (m *MariaDB) managedOptions(port int) [][2]string {
+	options := [][2]string{
+		{"datadir", m.datadir},
+		{"socket", m.socket},
+		{"port", strconv.Itoa(port)},
+		{"bind-address", "127.0.0.1"},
+		{"pid-file", filepath.Join(m.inst.dir, "mysqld.pid")},
+		{"log-error", m.inst.logs[0]},
+		{"tmpdir", m.tmpDir()},
+		{"slow-query-log-file", m.slowLog},
 	}
-	m.timeout = orDefault(opts.StartTimeout, mariadbStartTimeout)
-	err = startWithPortRetry(ctx, func(port int) error {
-		m.port = port
-		options := [][2]string{
-			{"datadir", m.datadir},
-			{"socket", m.socket},
-			{"port", strconv.Itoa(port)},
-			{"bind-address", "127.0.0.1"},
-			{"pid-file", filepath.Join(dir, "mysqld.pid")},
-			{"log-error", m.inst.logs[0]},
-			{"tmpdir", tmpDir},
-			{"slow-query-log-file", m.slowLog},
-		}
-		if os.Geteuid() == 0 {
-			options = append(options, [2]string{"user", "root"})
-		}
-		options = append(options, defaults...)
-		for _, k := range keys {
-			options = append(options, [2]string{k, opts.Options[k]})
-		}
-		if m.confFile != "" {
-			if err := writeMyCnf(m.confFile, m.confDir, options); err != nil {
-				return err
-			}
-			m.args = []string{"--defaults-file=" + m.confFile}
-		} else {
-			m.args = []string{"--no-defaults"} // must come first: never read /etc/mysql
-			for _, o := range options {
-				m.args = append(m.args, optionArg(o[0], o[1]))
-			}
-		}
-		return m.inst.launch(ctx, m.timeout, bin, m.args, m.db.PingContext)
-	})
-	if err != nil {
-		return nil, err
+	if os.Geteuid() == 0 {
+		options = append(options, [2]string{"user", "root"})
 	}
-	if err := m.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&m.version); err != nil {
-		return nil, fmt.Errorf("sandbox: MariaDB SELECT VERSION(): %w", err)
+	return options
+}
+
+// setArgs makes mariadbd's command line from options (later ones
+// override earlier ones): with ConfigFiles it writes them to my.cnf and
+// passes only that file, else it passes each as --key=value.
+func (m *MariaDB) setArgs(options [][2]string) error {
+	if m.confFile != "" {
+		if err := writeMyCnf(m.confFile, m.confDir, options); err != nil {
+			return err
+		}
+		m.args = []string{"--defaults-file=" + m.confFile}
+		return nil
 	}
-	ok = true
-	return m, nil
+	m.args = []string{"--no-defaults"} // must come first: never read /etc/mysql
+	for _, o := range options {
+		m.args = append(m.args, optionArg(o[0], o[1]))
+	}
+	return nil
 }
 
 // quietLogger discards go-sql-driver/mysql's log lines.
