@@ -5,4 +5,68 @@
 // with includes), memcached and Redis. One collector per file, each behind
 // the Collector interface; a failing collector is recorded in the snapshot,
 // never fatal. Snapshots are JSON so they can be audited on another machine.
+//
+// # The registry
+//
+// Every collector registers itself (register, from an init function in its
+// file) with a Registration: its name, the snapshot layer it fills, its
+// place in a run, what it needs from the caller (NeedMySQL: an opened
+// server), its own flags, which flag asks for it or turns it off, and New,
+// which starts it from a Config. Everything else comes from that table:
+//
+//   - `stacktune collect` and `stacktune audit` define one flag per
+//     registered Flag (--memcached, --nginx-conf, --no-linux, --proc-root,
+//     --interval...) and the --dsn flags when a collector needs MySQL, turn
+//     them into a Config and call Take; their "nothing to collect" message
+//     lists the flags that ask for a collector.
+//   - The demo calls Take with a Config it fills by hand (the same names).
+//   - Take starts what a Config asks for in Registration.Order, records a
+//     collector that cannot start (its server could not be opened, a
+//     malformed setting, New failed) as a CollectorError, and runs the rest
+//     (Run). Run's Partial flag asks the snapshot for the collector's layer
+//     (Snapshot.Has) by its registered name.
+//
+// # A new collector is one file
+//
+// To add a collector for, say, php-fpm, write collect/phpfpm.go (and its
+// test, collect/phpfpm_test.go) holding:
+//
+//  1. Its layer type, e.g. PHPFPM, with JSON tags.
+//  2. The collector: a type with Name() returning "php_fpm" and
+//     Collect(ctx, s), which only reads, stores its layer with
+//     s.SetLayer("php_fpm", layer) (even a partial one), and returns an
+//     error for what it could not read; and a constructor NewPHPFPM.
+//  3. Its registration, from an init function in the same file.
+//
+// The registration of step 3:
+//
+//	func init() {
+//		register(Registration{
+//			Name: "php_fpm", Layer: "php_fpm", Order: 60,
+//			Flags: []Flag{{Name: "php-fpm-status", Kind: FlagString,
+//				Usage: "php-fpm status page to read: http://host/status"}},
+//			AskedBy: "php-fpm-status",
+//			New: func(cfg Config) (Collector, error) {
+//				return NewPHPFPM(cfg.Value("php-fpm-status")), nil
+//			},
+//		})
+//	}
+//
+// That is all: --php-fpm-status appears in `stacktune collect` and
+// `stacktune audit` (and in their "nothing to collect" message), the demo
+// can set it in its Config, its failures are recorded, and its layer is the
+// top-level "php_fpm" key of the snapshot JSON, kept through Load even by a
+// stacktune that does not know it. TestRegistry checks the new entry with the
+// others (names, layers and flag names unique, AskedBy and DisabledBy
+// naming flags of the right kind, defaults of their kind) and that the
+// existing flags keep their names and defaults. Rules in advise read the layer with
+// LayerOf[PHPFPM](s, "php_fpm"); a layer that many rules read may instead
+// get a typed field in Snapshot with the same json name (as MySQL, Linux,
+// nginx, memcached and Redis have), which changes nothing on disk, and its
+// collector then sets that field instead of calling SetLayer.
+//
+// A collector that needs a connection the caller must open (as MySQL needs
+// a server opened from the --dsn flags) declares a Need; a new kind of Need
+// is the one case that also touches the CLI (cmd/stacktune/collect.go,
+// where the connection is opened) and Config.
 package collect

@@ -197,6 +197,23 @@ func NewLinux(opt LinuxOptions) Collector {
 
 func (c *linuxCollector) Name() string { return "linux" }
 
+// Linux runs unless --no-linux.
+func init() {
+	register(Registration{
+		Name:  "linux",
+		Layer: "linux",
+		Order: 20,
+		Flags: []Flag{
+			{Name: "proc-root", Kind: FlagString, Default: "/proc", Usage: "where /proc is (for reading another host's copy)"},
+			{Name: "no-linux", Kind: FlagBool, Default: "false", Usage: "do not read this host's Linux settings"},
+		},
+		DisabledBy: "no-linux",
+		New: func(cfg Config) (Collector, error) {
+			return NewLinux(LinuxOptions{ProcRoot: cfg.Value("proc-root")}), nil
+		},
+	})
+}
+
 // Collect fills s.Linux. A file that cannot be read is named in
 // Linux.Missing and in the error, and the rest is still collected;
 // unreadable processes only get Process.Errors.

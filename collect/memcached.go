@@ -83,6 +83,21 @@ func NewMemcached(network, addr string) Collector {
 
 func (c *memcachedCollector) Name() string { return "memcached" }
 
+func init() {
+	register(Registration{
+		Name:  "memcached",
+		Layer: "memcached",
+		Order: 40,
+		Flags: []Flag{
+			{Name: "memcached", Kind: FlagString, Usage: "memcached to read: host:port or a unix socket path"},
+		},
+		AskedBy: "memcached",
+		New: func(cfg Config) (Collector, error) {
+			return NewMemcached(splitAddr(cfg.Value("memcached"))), nil
+		},
+	})
+}
+
 func (c *memcachedCollector) Collect(ctx context.Context, s *Snapshot) error {
 	conn, err := kvDial(ctx, c.network, c.addr)
 	if err != nil {

@@ -313,6 +313,20 @@ func NewMySQL(db *sql.DB, interval time.Duration) Collector {
 
 func (c *mysqlCollector) Name() string { return "mysql" }
 
+// The server is opened by the caller (NeedMySQL: the CLI's --dsn flags).
+func init() {
+	register(Registration{
+		Name:  "mysql",
+		Layer: "mysql",
+		Order: 10,
+		Needs: NeedMySQL,
+		Flags: []Flag{
+			{Name: "interval", Kind: FlagDuration, Default: DefaultMySQLInterval.String(), Usage: "time between the two SHOW GLOBAL STATUS samples (rates, not totals since boot)"},
+		},
+		New: func(cfg Config) (Collector, error) { return NewMySQL(cfg.DB, cfg.Duration("interval")), nil },
+	})
+}
+
 // Collect fills s.MySQL. When even VERSION() cannot be read, it returns
 // the error and leaves the layer nil. Otherwise it collects everything it
 // can and returns an error naming what it could not read (a missing

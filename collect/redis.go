@@ -82,6 +82,25 @@ func NewRedis(network, addr, password string) Collector {
 
 func (c *redisCollector) Name() string { return "redis" }
 
+// The password comes from the environment variable --redis-password-env
+// names, never from a flag's value.
+func init() {
+	register(Registration{
+		Name:  "redis",
+		Layer: "redis",
+		Order: 50,
+		Flags: []Flag{
+			{Name: "redis", Kind: FlagString, Usage: "Redis to read: host:port or a unix socket path"},
+			{Name: "redis-password-env", Kind: FlagString, Usage: "name of the environment variable holding the Redis password (never given on the command line)"},
+		},
+		AskedBy: "redis",
+		New: func(cfg Config) (Collector, error) {
+			network, addr := splitAddr(cfg.Value("redis"))
+			return NewRedis(network, addr, cfg.Env(cfg.Value("redis-password-env"))), nil
+		},
+	})
+}
+
 // fail builds an error naming the server, with the password masked should
 // the server ever echo it.
 func (c *redisCollector) fail(format string, args ...any) error {

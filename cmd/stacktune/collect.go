@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/dbconn"
@@ -18,88 +19,119 @@ import (
 )
 
 // collectOptions are the flags that choose what `stacktune collect` and
-// `stacktune audit` read.
+// `stacktune audit` read: the MySQL server (dsnFlags) and every registered
+// collector's own flags (collect.Registered), so a new collector brings its
+// flags with it.
 type collectOptions struct {
-	conn         dsnFlags
-	interval     time.Duration
-	nginxConf    string
-	memcached    string
-	redis        string
-	redisPassEnv string
-	procRoot     string
-	noLinux      bool
+	conn dsnFlags
+	// values are the registered collectors' flags by name.
+	values map[string]pflag.Value
 }
+
+// mysqlWhat is the help of the --dsn flags of collect and audit.
+const mysqlWhat = "MySQL/MariaDB to read"
 
 func (o *collectOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	o.conn.add(f, "MySQL/MariaDB to read")
-	f.DurationVar(&o.interval, "interval", 10*time.Second, "time between the two SHOW GLOBAL STATUS samples (rates, not totals since boot)")
-	f.StringVar(&o.nginxConf, "nginx-conf", "", "nginx config to read (includes are followed)")
-	f.StringVar(&o.memcached, "memcached", "", "memcached to read: host:port or a unix socket path")
-	f.StringVar(&o.redis, "redis", "", "Redis to read: host:port or a unix socket path")
-	f.StringVar(&o.redisPassEnv, "redis-password-env", "", "name of the environment variable holding the Redis password (never given on the command line)")
-	f.StringVar(&o.procRoot, "proc-root", "/proc", "where /proc is (for reading another host's copy)")
-	f.BoolVar(&o.noLinux, "no-linux", false, "do not read this host's Linux settings")
-}
-
-// network splits a memcached/Redis address into network and address: a path
-// is a unix socket.
-func network(addr string) (string, string) {
-	if strings.HasPrefix(addr, "/") || strings.HasPrefix(addr, "unix:") {
-		return "unix", strings.TrimPrefix(addr, "unix:")
+	o.values = map[string]pflag.Value{}
+	if needs(collect.NeedMySQL) {
+		o.conn.add(f, mysqlWhat)
 	}
-	return "tcp", addr
+	for _, r := range collect.Registered() {
+		for _, fl := range r.Flags {
+			switch fl.Kind {
+			case collect.FlagBool:
+				b, _ := strconv.ParseBool(fl.Default)
+				f.Bool(fl.Name, b, fl.Usage)
+			case collect.FlagDuration:
+				d, _ := time.ParseDuration(fl.Default)
+				f.Duration(fl.Name, d, fl.Usage)
+			default:
+				f.String(fl.Name, fl.Default, fl.Usage)
+			}
+			o.values[fl.Name] = f.Lookup(fl.Name).Value
+		}
+	}
 }
 
-// collectors builds the collectors the flags ask for. A database that cannot
-// be opened is not fatal: it becomes a recorded collector error, so the rest
-// is still collected and audited.
-func (o *collectOptions) collectors(ctx context.Context, stderr io.Writer) ([]collect.Collector, func(), []collect.CollectorError) {
-	var cs []collect.Collector
-	var failed []collect.CollectorError
+// needs reports whether a registered collector needs n.
+func needs(n collect.Need) bool {
+	for _, r := range collect.Registered() {
+		if r.Needs&n != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// config turns the flags into the collectors' Config, opening the MySQL
+// server when one is named. A server that cannot be opened is not fatal:
+// it becomes the MySQL collector's recorded error, so the rest is still
+// collected and audited. The returned function closes what was opened.
+func (o *collectOptions) config(ctx context.Context, stderr io.Writer) (collect.Config, func()) {
+	cfg := collect.Config{Values: map[string]string{}}
+	for name, v := range o.values {
+		cfg.Values[name] = v.String()
+	}
 	closeAll := func() {}
-	if dsn, err := o.conn.resolve(stderr); err != nil {
-		failed = append(failed, collect.CollectorError{Collector: "mysql", Error: err.Error()})
-	} else if dsn != "" {
-		db, err := dbconn.Open(ctx, dsn, 0)
-		if err != nil {
-			failed = append(failed, collect.CollectorError{Collector: "mysql", Error: err.Error()})
-		} else {
-			closeAll = func() { db.Close() }
-			cs = append(cs, collect.NewMySQL(db, o.interval))
+	if needs(collect.NeedMySQL) {
+		if dsn, err := o.conn.resolve(stderr); err != nil {
+			cfg.DBError = err
+		} else if dsn != "" {
+			if db, err := dbconn.Open(ctx, dsn, 0); err != nil {
+				cfg.DBError = err
+			} else {
+				cfg.DB = db
+				closeAll = func() { db.Close() }
+			}
 		}
 	}
-	if !o.noLinux {
-		cs = append(cs, collect.NewLinux(collect.LinuxOptions{ProcRoot: o.procRoot}))
-	}
-	if o.nginxConf != "" {
-		cs = append(cs, collect.NewNginx(o.nginxConf))
-	}
-	if o.memcached != "" {
-		n, a := network(o.memcached)
-		cs = append(cs, collect.NewMemcached(n, a))
-	}
-	if o.redis != "" {
-		n, a := network(o.redis)
-		pass := ""
-		if o.redisPassEnv != "" {
-			pass = os.Getenv(o.redisPassEnv)
-		}
-		cs = append(cs, collect.NewRedis(n, a, pass))
-	}
-	return cs, closeAll, failed
+	return cfg, closeAll
 }
 
 // snapshot collects everything the flags ask for.
 func (o *collectOptions) snapshot(ctx context.Context, stderr io.Writer) (*collect.Snapshot, error) {
-	cs, closeAll, failed := o.collectors(ctx, stderr)
+	cfg, closeAll := o.config(ctx, stderr)
 	defer closeAll()
-	if len(cs) == 0 && len(failed) == 0 {
-		return nil, errors.New("nothing to collect: give --dsn, --nginx-conf, --memcached or --redis (or drop --no-linux)")
+	s, err := collect.Take(ctx, cfg)
+	if errors.Is(err, collect.ErrNothingAsked) {
+		return nil, errors.New(nothingToCollect())
 	}
-	s := collect.Run(ctx, cs)
-	s.Errors = append(failed, s.Errors...)
-	return s, nil
+	return s, err
+}
+
+// nothingToCollect says which flags ask for a collector:
+// "nothing to collect: give --dsn, --nginx-conf, --memcached or --redis
+// (or drop --no-linux)".
+func nothingToCollect() string {
+	var give, drop []string
+	for _, r := range collect.Registered() {
+		switch {
+		case r.Needs&collect.NeedMySQL != 0:
+			give = append(give, "--dsn")
+		case r.AskedBy != "":
+			give = append(give, "--"+r.AskedBy)
+		}
+		if r.DisabledBy != "" {
+			drop = append(drop, "--"+r.DisabledBy)
+		}
+	}
+	msg := "nothing to collect"
+	if len(give) > 0 {
+		msg += ": give " + orList(give)
+	}
+	if len(drop) > 0 {
+		msg += " (or drop " + orList(drop) + ")"
+	}
+	return msg
+}
+
+// orList joins "a, b or c".
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 func newCollectCmd() *cobra.Command {

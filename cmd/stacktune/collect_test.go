@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,4 +67,77 @@ func TestCollectCLI(t *testing.T) {
 		t.Error("writing into a missing directory succeeded")
 	}
 	os.Remove(out)
+}
+
+// TestCollectFlags checks that collect and audit offer every registered
+// collector's flags, with the names and defaults they always had, and the
+// --dsn flags for the collector that needs a server.
+func TestCollectFlags(t *testing.T) {
+	want := map[string]string{
+		"dsn": "", "dsn-env": "", "defaults-file": "", "no-defaults": "false",
+		"interval": "10s", "nginx-conf": "", "memcached": "", "redis": "", "redis-password-env": "",
+		"proc-root": "/proc", "no-linux": "false",
+	}
+	for _, r := range collect.Registered() {
+		for _, f := range r.Flags {
+			if _, ok := want[f.Name]; !ok {
+				want[f.Name] = f.Default
+			}
+		}
+	}
+	for _, name := range []string{"collect", "audit"} {
+		cmd, _, err := newRootCmd(strings.NewReader(""), io.Discard, io.Discard).Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for flag, def := range want {
+			f := cmd.Flags().Lookup(flag)
+			if f == nil {
+				t.Errorf("%s: no --%s", name, flag)
+				continue
+			}
+			if f.DefValue != def {
+				t.Errorf("%s --%s: default %q, want %q", name, flag, f.DefValue, def)
+			}
+		}
+	}
+	_, _, err := run(t, "", "collect", "--no-linux")
+	if want := "nothing to collect: give --dsn, --nginx-conf, --memcached or --redis (or drop --no-linux)"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	if _, _, err := run(t, "", "audit", "--no-linux"); err == nil || !strings.Contains(err.Error(), "nothing to collect") {
+		t.Errorf("audit: %v", err)
+	}
+}
+
+// TestCollectWithoutServers follows the flags to the collectors with no
+// server running: --proc-root reaches Linux, and a DSN variable that is not
+// set and dead caches are recorded, in run order, while the rest is
+// collected and audited.
+func TestCollectWithoutServers(t *testing.T) {
+	t.Setenv("STACKTUNE_TEST_NO_DSN", "")
+	args := []string{"--proc-root", "../../collect/testdata/linux-basic", "--dsn-env", "STACKTUNE_TEST_NO_DSN",
+		"--memcached", "127.0.0.1:1", "--redis", "unix:" + filepath.Join(t.TempDir(), "none.sock")}
+	out, errOut, err := run(t, "", append([]string{"collect"}, args...)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	var s collect.Snapshot
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Linux == nil || s.Linux.Cores != 4 || s.MySQL != nil {
+		t.Errorf("linux %+v mysql %v", s.Linux, s.MySQL != nil)
+	}
+	var got []string
+	for _, e := range s.Errors {
+		got = append(got, e.Collector)
+	}
+	if strings.Join(got, " ") != "mysql memcached redis" || !strings.Contains(s.Errors[0].Error, "--dsn-env STACKTUNE_TEST_NO_DSN") {
+		t.Errorf("errors %+v", s.Errors)
+	}
+	out, errOut, err = run(t, "", append([]string{"audit", "--format", "json"}, args...)...)
+	if err != nil || !strings.Contains(out, `"collector_errors"`) {
+		t.Errorf("audit: %v\n%s\n%s", err, out, errOut)
+	}
 }

@@ -31,7 +31,8 @@ type diagnosis struct {
 	slowlog *digest.Report
 	used    map[int]bool // findings a step took, by index in audit.Findings
 	// nPlusOne are the query classes the index advice reported as N+1
-	// patterns; usedQuery marks those a step took.
+	// patterns (QueryReport.NPlusOne set); usedQuery marks those a step
+	// took.
 	nPlusOne  []indexadv.QueryReport
 	usedQuery map[int]bool
 }
@@ -81,13 +82,17 @@ func (l *loop) diagnose(ctx context.Context) (*diagnosis, error) {
 	case <-time.After(warm):
 	case <-ctx.Done():
 	}
-	snap = collect.Run(ctx, []collect.Collector{
-		collect.NewMySQL(st.db.DB(), dur-warm-time.Second),
-		collect.NewLinux(collect.LinuxOptions{}),
-		collect.NewNginx(st.nginx.ConfigPath()),
-		collect.NewMemcached(st.mc.Network(), st.mc.Addr()),
-	})
+	// The registered collectors, set as the CLI's flags would set them
+	// (collect.Registered); one that fails is recorded in snap.Errors.
+	snap, cerr := collect.Take(ctx, collect.Config{DB: st.db.DB(), Values: map[string]string{
+		"interval":   (dur - warm - time.Second).String(),
+		"nginx-conf": st.nginx.ConfigPath(),
+		"memcached":  collect.JoinAddr(st.mc.Network(), st.mc.Addr()),
+	}})
 	wg.Wait()
+	if cerr != nil {
+		return nil, cerr
+	}
 	if berr != nil {
 		return nil, berr
 	}
@@ -126,11 +131,8 @@ func (l *loop) diagnose(ctx context.Context) (*diagnosis, error) {
 	l.say("indexes: %d proven, %d rejected", len(d.indexes.Proposals), len(d.indexes.Rejected))
 	d.usedQuery = map[int]bool{}
 	for _, q := range d.indexes.Queries {
-		for _, pr := range q.Problems {
-			if strings.HasPrefix(pr, nPlusOnePrefix) {
-				d.nPlusOne = append(d.nPlusOne, q)
-				break
-			}
+		if q.NPlusOne != nil {
+			d.nPlusOne = append(d.nPlusOne, q)
 		}
 	}
 	l.keep("slowlog-digest.json", d.slowlog)
@@ -172,18 +174,14 @@ func (d *diagnosis) take(keep func(f *advise.Finding) bool) []*advise.Finding {
 	return out
 }
 
-// nPlusOnePrefix starts indexadv's N+1 problem text.
-const nPlusOnePrefix = "N+1 pattern"
-
-// nPlusOneFinding turns an N+1 query class into a finding.
+// nPlusOneFinding turns an N+1 query class (q.NPlusOne set) into a
+// finding.
 func nPlusOneFinding(q indexadv.QueryReport) StepFinding {
 	sf := StepFinding{ID: "n-plus-one", Title: "N+1 queries: " + q.Fingerprint, Source: "stacktune indexes (the digest of the diagnosis run)",
 		Evidence: []string{fmt.Sprintf("calls in the diagnosis run: %d", q.Count), "sample: " + q.Sample}}
-	for _, pr := range q.Problems {
-		if strings.HasPrefix(pr, nPlusOnePrefix) {
-			sf.Change = "load the rows once per page (an IN list, a JOIN, or a set kept in memory) instead of one query per row"
-			sf.Evidence = append(sf.Evidence, pr)
-		}
+	if q.NPlusOne != nil {
+		sf.Change = "load the rows once per page (an IN list, a JOIN, or a set kept in memory) instead of one query per row"
+		sf.Evidence = append(sf.Evidence, q.NPlusOne.Problem())
 	}
 	return sf
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/changeset"
+	"github.com/stacktune/stacktune/fingerprint"
 	"github.com/stacktune/stacktune/internal/refapp"
 )
 
@@ -43,18 +44,6 @@ var steps = []step{
 	{"cache", planCache},
 	{"N+1 queries", planNPlusOne},
 }
-
-// appFixes are the code fixes the reference app has behind a setting,
-// by the fingerprint of the query class whose N+1 pattern they remove.
-var appFixes = []struct {
-	fingerprint string
-	note        string
-	set         func(*refapp.Config)
-}{{
-	fingerprint: "select count(?) from relations where (one = ? and another = ?) or (one = ? and another = ?)",
-	note:        "app: friend_set on (the reference app's version of the code change: the home page loads the friend list once and checks each row against it)",
-	set:         func(c *refapp.Config) { c.FriendSet = true },
-}}
 
 // changesOf are the changes of findings of the given kinds, each
 // carrying its finding. They are also written, as the change set's
@@ -209,19 +198,20 @@ func planIndexes(_ context.Context, l *loop, d *diagnosis) (*stepWork, error) {
 }
 
 // planNPlusOne: the N+1 query patterns the index advice reported whose
-// code fix the reference app has behind a setting.
+// code fix the reference app has behind a setting (refapp.Fixes, matched
+// by the fingerprint of the statement each fix removes).
 func planNPlusOne(_ context.Context, l *loop, d *diagnosis) (*stepWork, error) {
 	p := &stepWork{}
 	cfg := l.st.appCfg
 	for i, q := range d.nPlusOne {
-		for _, fix := range appFixes {
-			if q.Fingerprint != fix.fingerprint || d.usedQuery[i] {
+		for _, fix := range refapp.Fixes {
+			if q.Fingerprint != fingerprint.Fingerprint(fix.Query) || d.usedQuery[i] {
 				continue
 			}
 			d.usedQuery[i] = true
 			p.findings = append(p.findings, nPlusOneFinding(q))
-			fix.set(&cfg)
-			p.notes = append(p.notes, fix.note)
+			fix.Set(&cfg)
+			p.notes = append(p.notes, fix.Note)
 		}
 	}
 	if cfg != l.st.appCfg {
