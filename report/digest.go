@@ -12,7 +12,7 @@ import (
 )
 
 // DigestFormats are the formats Digest renders.
-var DigestFormats = []string{Text, JSON, Markdown}
+var DigestFormats = []string{Text, JSON, Markdown, HTML}
 
 // Digest renders a query digest in the given format.
 func Digest(w io.Writer, r *digest.Report, format string) error {
@@ -24,6 +24,8 @@ func Digest(w io.Writer, r *digest.Report, format string) error {
 		return WriteJSON(w, r)
 	case Markdown:
 		return digestMarkdown(w, r)
+	case HTML:
+		return digestHTML(w, r)
 	case Text, "":
 		return digestText(w, r)
 	}
@@ -207,11 +209,3 @@ func digestMarkdown(w io.Writer, r *digest.Report) error {
 	}
 	return ew.err
 }
-
-// mdReplacer escapes Markdown markup and table pipes in text. A backslash
-// is doubled, so that one from the data cannot escape what follows it,
-// and the text as rendered reads exactly as Clean wrote it (\x1b stays
-// \x1b, a backslash from the data stays one backslash).
-var mdReplacer = strings.NewReplacer("\\", `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;")
-
-func mdEscape(s string) string { return mdReplacer.Replace(s) }

@@ -15,7 +15,7 @@ import (
 const CSV = "csv"
 
 // HTTPFormats are the formats HTTP renders.
-var HTTPFormats = []string{Text, JSON, Markdown, CSV}
+var HTTPFormats = []string{Text, JSON, Markdown, CSV, HTML}
 
 // httpColumns are the profile table's columns, shared by every format.
 var httpColumns = []struct {
@@ -61,6 +61,8 @@ func HTTP(w io.Writer, r *httpprof.Report, format string) error {
 		return httpCSV(w, r)
 	case Markdown:
 		return httpMarkdown(w, r)
+	case HTML:
+		return httpHTML(w, r)
 	case Text, "":
 		return httpText(w, r)
 	}
@@ -240,6 +242,8 @@ func HTTPDiff(w io.Writer, d *httpprof.DiffReport, format string, limit int) err
 		}
 		cw.Flush()
 		return cw.Error()
+	case HTML:
+		return WriteHTMLPage(w, HTTPDiffHTMLPage(d, limit))
 	case Text, Markdown, "":
 	default:
 		return CheckFormat(format, HTTPFormats...)

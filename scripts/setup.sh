@@ -15,6 +15,7 @@ declare -A need=(
   [sysbench]=sysbench
   [wrk]=wrk
   [mysqltuner]=mysqltuner
+  [chromium]=chromium
 )
 missing=()
 for pkg in "${!need[@]}"; do
