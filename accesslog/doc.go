@@ -103,7 +103,8 @@
 // configuration reader of stacktune (it also edits configurations), whose
 // tokenizer follows nginx's own (ngx_conf_read_token): quoting, escapes,
 // comments, blocks, include globs relative to the configuration's
-// directory; ReadNginxConfig gives its directives as a flat list.
+// directory; NginxFormat reads a log_format from a configuration
+// nginxconf has loaded.
 // github.com/tufanbarisyildirim/gonginx was considered; it keeps quotes and
 // escapes in its tokens and reports lines but not files, both of which
 // matter here.

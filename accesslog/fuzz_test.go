@@ -198,9 +198,8 @@ func FuzzNginxConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		conf := fromNginxconf(c)
 		for _, name := range []string{"f", "upstream_time", "ltsv"} {
-			if format, err := conf.LogFormat(name); err == nil {
+			if format, err := NginxFormat(c, name); err == nil {
 				NewNginx(name, format) // may fail; must not panic
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/stacktune/stacktune/nginxconf"
 )
 
 // NginxFormatFromConfig reads the nginx configuration file confPath and the
@@ -23,40 +25,38 @@ import (
 // configuration defines it, which nginx rejects, as does this function.
 // Errors name the file and line.
 func NginxFormatFromConfig(confPath, name string) (string, error) {
-	conf, err := ReadNginxConfig(confPath)
+	c, err := nginxconf.Load(confPath)
 	if err != nil {
 		return "", err
 	}
-	return conf.LogFormat(name)
+	return NginxFormat(c, name)
 }
 
-// LogFormat returns the format text of the http-level log_format name,
-// with the rules and errors described at NginxFormatFromConfig.
-func (c *NginxConfig) LogFormat(name string) (string, error) {
-	var found *NginxDirective
+// NginxFormat returns the format text of the http-level log_format name
+// of the configuration c, with the rules and errors described at
+// NginxFormatFromConfig.
+func NginxFormat(c *nginxconf.Config, name string) (string, error) {
+	var found *nginxconf.Directive
 	names := map[string]bool{}
-	for i := range c.Directives {
-		d := &c.Directives[i]
-		if d.Name != "log_format" || !(len(d.Context) == 0 || len(d.Context) == 1 && d.Context[0] == "http") {
-			continue // stream {} has log formats of its own
+	for _, d := range httpLogFormats(c) {
+		args := d.Args()
+		if len(args) < 2 {
+			return "", fmt.Errorf("%s:%d: invalid number of arguments in \"log_format\" directive", d.File(), d.Line())
 		}
-		if len(d.Args) < 2 {
-			return "", fmt.Errorf("%s:%d: invalid number of arguments in \"log_format\" directive", d.File, d.Line)
-		}
-		names[d.Args[0]] = true
-		if d.Args[0] != name {
+		names[args[0]] = true
+		if args[0] != name {
 			continue
 		}
 		if name == "combined" {
-			return "", fmt.Errorf("%s:%d: duplicate log_format name \"combined\" (nginx predefines it)", d.File, d.Line)
+			return "", fmt.Errorf("%s:%d: duplicate log_format name \"combined\" (nginx predefines it)", d.File(), d.Line())
 		}
 		if found != nil {
-			return "", fmt.Errorf("%s:%d: duplicate log_format name %q (first defined at %s:%d)", d.File, d.Line, name, found.File, found.Line)
+			return "", fmt.Errorf("%s:%d: duplicate log_format name %q (first defined at %s:%d)", d.File(), d.Line(), name, found.File(), found.Line())
 		}
 		found = d
 	}
 	if found != nil {
-		parts := found.Args[1:]
+		parts := found.Args()[1:]
 		if strings.HasPrefix(parts[0], "escape=") {
 			parts = parts[1:]
 		}
@@ -74,9 +74,23 @@ func (c *NginxConfig) LogFormat(name string) (string, error) {
 	if len(list) > 0 {
 		defined = "it defines " + strings.Join(list, ", ") + " (and the built-in combined)"
 	}
-	main := "the configuration"
-	if len(c.Files) > 0 {
-		main = c.Files[0]
+	files := c.Paths()
+	return "", fmt.Errorf("log_format %q not found in %s or the %d files it includes; %s", name, files[0], len(files)-1, defined)
+}
+
+// httpLogFormats are the log_format directives of the http context in
+// reading order: those of the top-level http {} block, and those at the
+// top of a file read on its own (a snippet). stream {} has log formats
+// of its own.
+func httpLogFormats(c *nginxconf.Config) []*nginxconf.Directive {
+	var out []*nginxconf.Directive
+	for _, d := range c.Main().Children() {
+		switch {
+		case d.Name() == "log_format":
+			out = append(out, d)
+		case d.Name() == "http" && d.IsBlock() && len(d.Args()) == 0:
+			out = append(out, d.ChildrenNamed("log_format")...)
+		}
 	}
-	return "", fmt.Errorf("log_format %q not found in %s or the %d files it includes; %s", name, main, len(c.Files)-1, defined)
+	return out
 }

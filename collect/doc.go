@@ -6,6 +6,15 @@
 // the Collector interface; a failing collector is recorded in the snapshot,
 // never fatal. Snapshots are JSON so they can be audited on another machine.
 //
+// The nginx collector asks package nginxconf, the one owner of nginx
+// configurations, for everything about the configuration: its tree of
+// directives (listed in Nginx.Directives, the entries of types {} left
+// out) and the values nginx applies in a block, with nginx's inheritance
+// rules (nginxconf's Effective, Value and Overrides). collect keeps no
+// directive tree or inheritance rule of its own: NginxDirective and the
+// other Nginx types are the snapshot's plain data, and nginx.go derives
+// the figures the rules read from nginxconf's answers.
+//
 // # The registry
 //
 // Every collector registers itself (register, from an init function in its

@@ -5,13 +5,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stacktune/stacktune/accesslog"
 	"github.com/stacktune/stacktune/internal/bytesconv"
+	"github.com/stacktune/stacktune/nginxconf"
 )
 
 // Nginx is an nginx configuration, read with its includes, and the figures
@@ -71,7 +71,8 @@ type Nginx struct {
 	Locations  []NginxLocation  `json:"locations"`
 }
 
-// NginxDirective is one directive of the configuration.
+// NginxDirective is one directive of the configuration as the snapshot
+// lists it: plain data, read from nginxconf's tree (nginxconf.Directive).
 type NginxDirective struct {
 	Name string   `json:"name"`
 	Args []string `json:"args"`
@@ -405,175 +406,130 @@ func nginxVersionAtLeast(v string, want ...int) bool {
 	return true
 }
 
-// nginxTree is the parsed configuration with the indexes the derivations
-// use.
-type nginxTree struct {
-	d    []NginxDirective
-	kids map[int][]int // parent index → children, in order; -1 is the top
-	http int           // index of the http block, -1 if none
+// nginxConf is a configuration as the figures are read from it:
+// nginxconf's tree, which answers every question about blocks and
+// inherited values, the directives the snapshot lists, and the blocks of
+// the levels.
+type nginxConf struct {
+	cfg *nginxconf.Config
+	// listed are the directives of Nginx.Directives, in the same order.
+	listed []*nginxconf.Directive
+	// events and http are the events and http blocks, nil when the
+	// configuration has none.
+	events, http *nginxconf.Directive
 }
 
 // read parses the configuration at conf into n and derives its figures.
 func (n *Nginx) read(conf string, cores int) error {
-	cfg, err := accesslog.ReadNginxConfig(conf)
+	cfg, err := nginxconf.Load(conf)
 	if err != nil {
 		return err
 	}
 	n.ConfPath = conf
-	n.Files = cfg.Files
-	t := &nginxTree{kids: map[int][]int{}, http: -1}
-	newIndex := make([]int, len(cfg.Directives))
-	// Directives of one block share its context: joined once per block,
-	// so deep configurations cost memory per block, not per directive.
-	contexts := map[int]string{}
-	for i, d := range cfg.Directives {
-		newIndex[i] = -1
-		parent := -1
-		if d.Parent >= 0 {
-			if newIndex[d.Parent] < 0 {
-				continue // inside a skipped block
-			}
-			parent = newIndex[d.Parent]
-			if p := t.d[parent]; p.Name == "types" && p.Block {
-				continue
-			}
-		}
-		newIndex[i] = len(t.d)
-		args := d.Args
-		if args == nil {
-			args = []string{}
-		}
-		ctx, ok := contexts[d.Parent]
-		if !ok {
-			ctx = strings.Join(d.Context, ">")
-			contexts[d.Parent] = ctx
-		}
-		t.d = append(t.d, NginxDirective{
-			Name: d.Name, Args: args, Context: ctx,
-			File: d.File, Line: d.Line, Block: d.Block, Parent: parent,
-		})
-		t.kids[parent] = append(t.kids[parent], newIndex[i])
-		if d.Name == "http" && d.Block && parent == -1 && t.http < 0 {
-			t.http = newIndex[i]
+	n.Files = cfg.Paths()
+	c := &nginxConf{cfg: cfg}
+	n.Directives, c.listed = nginxListing(cfg)
+	for _, d := range cfg.Main().Children() {
+		switch {
+		case !d.IsBlock():
+		case d.Name() == "events":
+			c.events = d // nginx refuses a second; the last counts
+		case d.Name() == "http" && c.http == nil:
+			c.http = d
 		}
 	}
-	n.Directives = t.d
 	if cores <= 0 {
 		cores = runtime.NumCPU()
 	}
-	n.derive(t, cores)
+	n.derive(c, cores)
 	return nil
 }
 
-// child returns the last direct child of block named name, or -1.
-func (t *nginxTree) child(block int, name string) int {
-	found := -1
-	for _, k := range t.kids[block] {
-		if t.d[k].Name == name {
-			found = k
+// nginxListing lists the directives of cfg for the snapshot in reading
+// order, each with its context and its block's index in the list. The
+// entries of types {} blocks (MIME types, usually from mime.types) are
+// left out; the types directive is kept.
+func nginxListing(cfg *nginxconf.Config) ([]NginxDirective, []*nginxconf.Directive) {
+	var out []NginxDirective
+	var listed []*nginxconf.Directive
+	index := map[*nginxconf.Directive]int{cfg.Main(): -1} // the blocks listed
+	// Directives of one block share its context: joined once per block,
+	// so deep configurations cost memory per block, not per directive.
+	contexts := map[*nginxconf.Directive]string{}
+	for d := range cfg.Main().Descendants() {
+		b := d.Parent()
+		parent, ok := index[b]
+		if !ok || b.Name() == "types" {
+			continue // inside a types {} block
 		}
+		ctx, ok := contexts[b]
+		if !ok {
+			ctx = b.Path()
+			contexts[b] = ctx
+		}
+		args := d.Args()
+		if args == nil {
+			args = []string{}
+		}
+		if d.IsBlock() {
+			index[d] = len(out)
+		}
+		out = append(out, NginxDirective{
+			Name: d.Name(), Args: args, Context: ctx,
+			File: d.File(), Line: d.Line(), Block: d.IsBlock(), Parent: parent,
+		})
+		listed = append(listed, d)
 	}
-	return found
+	return out, listed
 }
 
-// children returns the direct children of block named name.
-func (t *nginxTree) children(block int, name string) []int {
-	var out []int
-	for _, k := range t.kids[block] {
-		if t.d[k].Name == name {
-			out = append(out, k)
-		}
+// derive fills the settings and figures from the configuration.
+func (n *Nginx) derive(c *nginxConf, cores int) {
+	n.Settings = map[string]NginxSetting{}
+	for _, s := range c.settings(n.Version, n.ConfigureArgs) {
+		n.Settings[s.name] = c.setting(s.block, s.name, s.def)
 	}
-	return out
+	n.deriveWorkers(cores)
+	n.deriveSockets()
+	n.deriveClientKeepalive()
+	n.deriveOpenFileCache()
+	n.deriveGzip()
+	n.ServerTokens = n.value("server_tokens")
+	if f := strings.Fields(n.value("client_body_temp_path")); len(f) > 0 {
+		n.ClientBodyTempPath = f[0]
+	}
+	n.derivePlaces(c)
 }
 
-// inherited returns the directives named name that apply at block: those
-// of the nearest enclosing level (block itself first) that has any.
-func (t *nginxTree) inherited(block int, name string) []int {
-	for b := block; ; b = t.d[b].Parent {
-		if ks := t.children(b, name); len(ks) > 0 {
-			return ks
-		}
-		if b < 0 {
-			return nil
-		}
-	}
+// nginxSetting is a setting the rules read: the block of its level (the
+// main context, the events or the http block; nil when the configuration
+// has none), its name and nginx's default.
+type nginxSetting struct {
+	block     *nginxconf.Directive
+	name, def string
 }
 
-// inheritedValue is the value of the last directive named name applying at
-// block, or def.
-func (t *nginxTree) inheritedValue(block int, name, def string) string {
-	ks := t.inherited(block, name)
-	if len(ks) == 0 {
-		return def
-	}
-	return strings.Join(t.d[ks[len(ks)-1]].Args, " ")
-}
-
-// within reports whether directive i is inside block (at any depth).
-func (t *nginxTree) within(i, block int) bool {
-	for p := t.d[i].Parent; p >= 0; p = t.d[p].Parent {
-		if p == block {
-			return true
-		}
-	}
-	return false
-}
-
-// setting returns the effective value of name at block (-1: main), with
-// the places deeper inside block that set it again.
-func (t *nginxTree) setting(block int, name, def string) NginxSetting {
-	s := NginxSetting{Value: def, Default: true}
-	if block == -2 {
-		return s // the level does not exist
-	}
-	if k := t.child(block, name); k >= 0 {
-		s = NginxSetting{Value: strings.Join(t.d[k].Args, " "), File: t.d[k].File, Line: t.d[k].Line}
-	}
-	if block < 0 {
-		return s
-	}
-	for i, d := range t.d {
-		if d.Name == name && d.Parent != block && t.within(i, block) {
-			s.Inner = append(s.Inner, NginxPlace{Context: d.Context, Value: strings.Join(d.Args, " "), File: d.File, Line: d.Line})
-		}
-	}
-	return s
-}
-
-// derive fills the settings and figures from the tree.
-func (n *Nginx) derive(t *nginxTree, cores int) {
-	events := -2
-	for _, k := range t.kids[-1] {
-		if t.d[k].Name == "events" && t.d[k].Block {
-			events = k
-		}
-	}
-	http := t.http
-	if http < 0 {
-		http = -2
-	}
+// settings are the settings of Nginx.Settings, with the defaults of the
+// nginx version (recent when unknown) and of its build.
+func (c *nginxConf) settings(version string, configureArgs []string) []nginxSetting {
 	keepaliveRequests := "1000"
-	if !nginxVersionAtLeast(n.Version, 1, 19, 10) {
+	if !nginxVersionAtLeast(version, 1, 19, 10) {
 		keepaliveRequests = "100"
 	}
 	sendfileMaxChunk := "2m"
-	if !nginxVersionAtLeast(n.Version, 1, 21, 4) {
+	if !nginxVersionAtLeast(version, 1, 21, 4) {
 		sendfileMaxChunk = "0"
 	}
 	acceptMutex := "off"
-	if !nginxVersionAtLeast(n.Version, 1, 11, 3) {
+	if !nginxVersionAtLeast(version, 1, 11, 3) {
 		acceptMutex = "on"
 	}
-	n.Settings = map[string]NginxSetting{}
-	for _, s := range []struct {
-		block     int
-		name, def string
-	}{
-		{-1, "worker_processes", "1"},
-		{-1, "worker_rlimit_nofile", ""},
-		{-1, "worker_cpu_affinity", ""},
-		{-1, "pcre_jit", "off"},
+	main, events, http := c.cfg.Main(), c.events, c.http
+	return []nginxSetting{
+		{main, "worker_processes", "1"},
+		{main, "worker_rlimit_nofile", ""},
+		{main, "worker_cpu_affinity", ""},
+		{main, "pcre_jit", "off"},
 		{events, "worker_connections", "512"},
 		{events, "multi_accept", "off"},
 		{events, "accept_mutex", acceptMutex},
@@ -596,33 +552,73 @@ func (n *Nginx) derive(t *nginxTree, cores int) {
 		{http, "gzip_min_length", "20"},
 		{http, "gzip_static", "off"},
 		{http, "server_tokens", "on"},
-		{http, "client_body_temp_path", nginxConfigureArg(n.ConfigureArgs, "--http-client-body-temp-path", "client_body_temp")},
+		{http, "client_body_temp_path", nginxConfigureArg(configureArgs, "--http-client-body-temp-path", "client_body_temp")},
 		{http, "client_body_buffer_size", "16k"},
 		{http, "client_max_body_size", "1m"},
 		{http, "proxy_buffering", "on"},
 		{http, "proxy_http_version", "1.0"},
 		{http, "etag", "on"},
-	} {
-		n.Settings[s.name] = t.setting(s.block, s.name, s.def)
 	}
-	val := func(name string) string { return n.Settings[name].Value }
+}
 
-	if v := val("worker_processes"); v == "auto" {
+// setting is what the block of a level sets for name (the last such
+// directive in it, or def when it sets none or the configuration has no
+// such block), with the places inside an events or http block that set
+// it again.
+func (c *nginxConf) setting(b *nginxconf.Directive, name, def string) NginxSetting {
+	s := NginxSetting{Value: def, Default: true}
+	if b == nil {
+		return s
+	}
+	if d := nginxLast(b.ChildrenNamed(name)); d != nil {
+		s = NginxSetting{Value: strings.Join(d.Args(), " "), File: d.File(), Line: d.Line()}
+	}
+	if b == c.cfg.Main() {
+		return s
+	}
+	for _, d := range c.cfg.Overrides(b, name) {
+		s.Inner = append(s.Inner, NginxPlace{Context: d.Parent().Path(), Value: strings.Join(d.Args(), " "), File: d.File(), Line: d.Line()})
+	}
+	return s
+}
+
+// value is the value of a setting of Settings.
+func (n *Nginx) value(name string) string { return n.Settings[name].Value }
+
+// deriveWorkers fills the worker figures: processes ("auto" is cores),
+// connections per worker, and the file limit per worker.
+func (n *Nginx) deriveWorkers(cores int) {
+	if v := n.value("worker_processes"); v == "auto" {
 		n.Workers = cores
 	} else {
 		n.Workers, _ = strconv.Atoi(v)
 	}
-	n.WorkerConnections, _ = strconv.Atoi(val("worker_connections"))
-	n.WorkerRlimitNofile, _ = strconv.Atoi(val("worker_rlimit_nofile"))
-	n.Sendfile = val("sendfile") == "on"
-	n.TCPNopush = val("tcp_nopush") == "on"
-	n.TCPNodelay = val("tcp_nodelay") == "on"
-	if f := strings.Fields(val("keepalive_timeout")); len(f) > 0 {
+	n.WorkerConnections, _ = strconv.Atoi(n.value("worker_connections"))
+	n.WorkerRlimitNofile, _ = strconv.Atoi(n.value("worker_rlimit_nofile"))
+}
+
+// deriveSockets fills how responses are written to client sockets:
+// sendfile, tcp_nopush, tcp_nodelay.
+func (n *Nginx) deriveSockets() {
+	n.Sendfile = n.value("sendfile") == "on"
+	n.TCPNopush = n.value("tcp_nopush") == "on"
+	n.TCPNodelay = n.value("tcp_nodelay") == "on"
+}
+
+// deriveClientKeepalive fills how long and for how many requests a
+// client connection stays open.
+func (n *Nginx) deriveClientKeepalive() {
+	if f := strings.Fields(n.value("keepalive_timeout")); len(f) > 0 {
 		n.KeepaliveTimeoutSec, _ = nginxSeconds(f[0])
 	}
-	n.KeepaliveRequests, _ = strconv.Atoi(val("keepalive_requests"))
+	n.KeepaliveRequests, _ = strconv.Atoi(n.value("keepalive_requests"))
+}
+
+// deriveOpenFileCache fills OpenFileCache from open_file_cache (on with
+// max=, inactive 60s unless given) and its companions.
+func (n *Nginx) deriveOpenFileCache() {
 	n.OpenFileCache = NginxOpenFileCache{MinUses: 1, ValidSec: 60}
-	for _, a := range strings.Fields(val("open_file_cache")) {
+	for _, a := range strings.Fields(n.value("open_file_cache")) {
 		k, v, _ := strings.Cut(a, "=")
 		switch k {
 		case "max":
@@ -635,31 +631,37 @@ func (n *Nginx) derive(t *nginxTree, cores int) {
 			n.OpenFileCache.InactiveSec, _ = nginxSeconds(v)
 		}
 	}
-	n.OpenFileCache.ValidSec, _ = nginxSeconds(val("open_file_cache_valid"))
-	n.OpenFileCache.MinUses, _ = strconv.Atoi(val("open_file_cache_min_uses"))
-	n.OpenFileCache.Errors = val("open_file_cache_errors") == "on"
-	n.Gzip = val("gzip") == "on"
-	n.GzipTypes = strings.Fields(val("gzip_types"))
+	n.OpenFileCache.ValidSec, _ = nginxSeconds(n.value("open_file_cache_valid"))
+	n.OpenFileCache.MinUses, _ = strconv.Atoi(n.value("open_file_cache_min_uses"))
+	n.OpenFileCache.Errors = n.value("open_file_cache_errors") == "on"
+}
+
+// deriveGzip fills Gzip and the types it compresses, text/html always
+// among them.
+func (n *Nginx) deriveGzip() {
+	n.Gzip = n.value("gzip") == "on"
+	n.GzipTypes = strings.Fields(n.value("gzip_types"))
 	if !nginxHas(n.GzipTypes, "text/html") && !nginxHas(n.GzipTypes, "*") {
 		n.GzipTypes = append([]string{"text/html"}, n.GzipTypes...)
 	}
-	n.ServerTokens = val("server_tokens")
-	if f := strings.Fields(val("client_body_temp_path")); len(f) > 0 {
-		n.ClientBodyTempPath = f[0]
-	}
+}
 
+// derivePlaces fills the lists of places: upstreams, listening sockets,
+// access logs and locations (only the stream servers' sockets without an
+// http block).
+func (n *Nginx) derivePlaces(c *nginxConf) {
 	n.Upstreams = []NginxUpstream{}
 	n.Listens = []NginxListen{}
 	n.AccessLogs = []NginxAccessLog{}
 	n.Locations = []NginxLocation{}
-	if t.http < 0 {
-		n.streamListens(t)
+	if c.http == nil {
+		n.streamListens(c)
 		return
 	}
-	n.upstreams(t)
-	n.listens(t)
-	n.accessLogs(t)
-	n.locations(t)
+	n.upstreams(c)
+	n.listens(c)
+	n.accessLogs(c)
+	n.locations(c)
 }
 
 func nginxHas(list []string, s string) bool {
@@ -734,85 +736,108 @@ func nginxPassTarget(arg string) (host string, unix bool) {
 }
 
 // upstreams fills Upstreams and the places using each.
-func (n *Nginx) upstreams(t *nginxTree) {
+func (n *Nginx) upstreams(c *nginxConf) {
 	byName := map[string]int{}
-	for _, k := range t.children(t.http, "upstream") {
-		u := t.d[k]
-		if !u.Block || len(u.Args) == 0 {
+	for _, u := range c.http.ChildrenNamed("upstream") {
+		args := u.Args()
+		if !u.IsBlock() || len(args) == 0 {
 			continue
 		}
-		up := NginxUpstream{Name: u.Args[0], File: u.File, Line: u.Line, Servers: []NginxUpstreamServer{}, UsedBy: []NginxUpstreamUse{}}
-		for _, s := range t.children(k, "server") {
-			if args := t.d[s].Args; len(args) > 0 {
+		up := NginxUpstream{Name: args[0], File: u.File(), Line: u.Line(), Servers: []NginxUpstreamServer{}, UsedBy: []NginxUpstreamUse{}}
+		for _, s := range u.ChildrenNamed("server") {
+			if args := s.Args(); len(args) > 0 {
 				up.Servers = append(up.Servers, NginxUpstreamServer{Address: args[0], Unix: strings.HasPrefix(args[0], "unix:"), Params: args[1:]})
 			}
 		}
-		if ka := t.child(k, "keepalive"); ka >= 0 && len(t.d[ka].Args) > 0 {
-			up.Keepalive, _ = strconv.Atoi(t.d[ka].Args[0])
+		if ka := nginxLast(u.ChildrenNamed("keepalive")); ka != nil && len(ka.Args()) > 0 {
+			up.Keepalive, _ = strconv.Atoi(ka.Args()[0])
 		}
 		byName[up.Name] = len(n.Upstreams)
 		n.Upstreams = append(n.Upstreams, up)
 	}
-	for i, d := range t.d {
-		if _, ok := nginxPassDirectives[d.Name]; !ok || len(d.Args) == 0 || !t.within(i, t.http) {
+	for _, d := range c.listed {
+		if _, ok := nginxPassDirectives[d.Name()]; !ok || len(d.Args()) == 0 || !d.Within(c.http) {
 			continue
 		}
-		host, _ := nginxPassTarget(d.Args[0])
-		ui, ok := byName[host]
-		if !ok {
-			continue
+		host, _ := nginxPassTarget(d.Args()[0])
+		if ui, ok := byName[host]; ok {
+			n.Upstreams[ui].UsedBy = append(n.Upstreams[ui].UsedBy, c.upstreamUse(d))
 		}
-		use := NginxUpstreamUse{Context: d.Context, File: d.File, Line: d.Line, Directive: d.Name}
-		switch d.Name {
-		case "proxy_pass":
-			use.HTTPVersion = t.inheritedValue(d.Parent, "proxy_http_version", "1.0")
-			use.Connection, use.ConnectionValue = "close", "close"
-			for _, h := range t.inherited(d.Parent, "proxy_set_header") {
-				if args := t.d[h].Args; len(args) >= 2 && strings.EqualFold(args[0], "Connection") {
-					use.Connection = args[1]
-					use.ConnectionValue = t.resolveMap(args[1])
-				}
-			}
-			use.ConnectionCleared = use.ConnectionValue == ""
-			use.KeepaliveReady = use.HTTPVersion == "1.1" && !strings.EqualFold(use.ConnectionValue, "close")
-		case "fastcgi_pass":
-			use.KeepConn = t.inheritedValue(d.Parent, "fastcgi_keep_conn", "off") == "on"
-			use.KeepaliveReady = use.KeepConn
-		case "grpc_pass":
-			use.KeepaliveReady = true
-		case "memcached_pass":
-			use.KeepaliveReady = true
-		}
-		n.Upstreams[ui].UsedBy = append(n.Upstreams[ui].UsedBy, use)
 	}
+}
+
+// nginxLast is the last of ds, or nil.
+func nginxLast(ds []*nginxconf.Directive) *nginxconf.Directive {
+	if len(ds) == 0 {
+		return nil
+	}
+	return ds[len(ds)-1]
+}
+
+// upstreamUse is the *_pass directive d naming an upstream, with the
+// values that apply where it is and decide whether the upstream's
+// connections are kept open.
+func (c *nginxConf) upstreamUse(d *nginxconf.Directive) NginxUpstreamUse {
+	at := d.Parent()
+	use := NginxUpstreamUse{Context: at.Path(), File: d.File(), Line: d.Line(), Directive: d.Name()}
+	switch d.Name() {
+	case "proxy_pass":
+		use.HTTPVersion = c.value(at, "proxy_http_version", "1.0")
+		use.Connection, use.ConnectionValue = "close", "close"
+		for _, h := range c.cfg.Effective(at, "proxy_set_header") {
+			if args := h.Args(); len(args) >= 2 && strings.EqualFold(args[0], "Connection") {
+				use.Connection = args[1]
+				use.ConnectionValue = c.resolveMap(args[1])
+			}
+		}
+		use.ConnectionCleared = use.ConnectionValue == ""
+		use.KeepaliveReady = use.HTTPVersion == "1.1" && !strings.EqualFold(use.ConnectionValue, "close")
+	case "fastcgi_pass":
+		use.KeepConn = c.value(at, "fastcgi_keep_conn", "off") == "on"
+		use.KeepaliveReady = use.KeepConn
+	case "grpc_pass":
+		use.KeepaliveReady = true
+	case "memcached_pass":
+		use.KeepaliveReady = true
+	}
+	return use
+}
+
+// value is the value (arguments joined by spaces) of the directive name
+// that applies in block, or def.
+func (c *nginxConf) value(block *nginxconf.Directive, name, def string) string {
+	if args, ok := c.cfg.Value(block, name); ok {
+		return strings.Join(args, " ")
+	}
+	return def
 }
 
 // resolveMap returns the value a header value has for a request without the
 // header a map reads: a value that is exactly a variable set by a map block
-// takes that map's ” entry, else its default, else "". Anything else is
+// takes that map's "" entry, else its default, else "". Anything else is
 // returned as is.
-func (t *nginxTree) resolveMap(v string) string {
+func (c *nginxConf) resolveMap(v string) string {
 	if !strings.HasPrefix(v, "$") || strings.ContainsAny(v[1:], "$ ") {
 		return v
 	}
 	name := strings.Trim(v, "${}")
-	for _, k := range t.children(t.http, "map") {
-		m := t.d[k]
-		if !m.Block || len(m.Args) != 2 || strings.Trim(m.Args[1], "${}") != name {
+	for _, m := range c.http.ChildrenNamed("map") {
+		args := m.Args()
+		if !m.IsBlock() || len(args) != 2 || strings.Trim(args[1], "${}") != name {
 			continue
 		}
-		empty, def := -1, -1
-		for _, e := range t.kids[k] {
-			switch t.d[e].Name {
+		var empty, def *nginxconf.Directive
+		for _, e := range m.Children() {
+			switch e.Name() {
 			case "":
 				empty = e
 			case "default":
 				def = e
 			}
 		}
-		for _, e := range []int{empty, def} {
-			if e >= 0 && len(t.d[e].Args) > 0 {
-				return t.d[e].Args[0]
+		for _, e := range []*nginxconf.Directive{empty, def} {
+			if e != nil && len(e.Args()) > 0 {
+				return e.Args()[0]
 			}
 		}
 		return ""
@@ -820,71 +845,53 @@ func (t *nginxTree) resolveMap(v string) string {
 	return v
 }
 
-// rootOrAlias returns the root or alias applying at location i: nginx
-// inherits the two together, from the nearest level setting either.
-func (t *nginxTree) rootOrAlias(i int) (root, alias string) {
-	for b := i; b >= 0; b = t.d[b].Parent {
-		for _, k := range slices.Backward(t.kids[b]) {
-			switch d := t.d[k]; {
-			case d.Name == "root" && len(d.Args) > 0:
-				return d.Args[0], ""
-			case d.Name == "alias" && len(d.Args) > 0:
-				return "", d.Args[0]
-			}
-		}
-	}
-	return "html", ""
-}
-
-// serverNames returns the server_name of the server block enclosing i.
-func (t *nginxTree) serverNames(i int) []string {
-	for b := i; b >= 0; b = t.d[b].Parent {
-		if t.d[b].Name == "server" && t.d[b].Block {
-			if k := t.child(b, "server_name"); k >= 0 {
-				return t.d[k].Args
-			}
-			return nil
-		}
+// serverNames returns the server_name of the server block that is or
+// holds d.
+func (c *nginxConf) serverNames(d *nginxconf.Directive) []string {
+	if srv := d.Enclosing("server"); srv != nil {
+		args, _ := c.cfg.Value(srv, "server_name")
+		return args
 	}
 	return nil
 }
 
 // listens fills Listens from the http servers, then the stream servers.
-func (n *Nginx) listens(t *nginxTree) {
-	for _, srv := range t.children(t.http, "server") {
-		if !t.d[srv].Block {
+func (n *Nginx) listens(c *nginxConf) {
+	for _, srv := range c.http.ChildrenNamed("server") {
+		if !srv.IsBlock() {
 			continue
 		}
 		http2 := false
-		if k := t.child(srv, "http2"); k >= 0 && len(t.d[k].Args) > 0 {
-			http2 = t.d[k].Args[0] == "on"
+		if k := nginxLast(srv.ChildrenNamed("http2")); k != nil && len(k.Args()) > 0 {
+			http2 = k.Args()[0] == "on"
 		}
-		ls := t.children(srv, "listen")
+		ls := srv.ChildrenNamed("listen")
 		if len(ls) == 0 {
 			n.Listens = append(n.Listens, NginxListen{
-				Context: "http>server", ServerName: t.serverNames(srv), File: t.d[srv].File, Line: t.d[srv].Line,
+				Context: "http>server", ServerName: c.serverNames(srv), File: srv.File(), Line: srv.Line(),
 				Implicit: true, Address: "*", Port: 80, Backlog: nginxDefaultBacklog, BacklogDefault: true, HTTP2: http2,
 			})
 		}
 		for _, k := range ls {
-			if l, ok := nginxParseListen(t.d[k]); ok {
-				l.ServerName = t.serverNames(srv)
+			if l, ok := nginxListenOf(k); ok {
+				l.ServerName = c.serverNames(srv)
 				l.HTTP2 = l.HTTP2 || http2
 				n.Listens = append(n.Listens, l)
 			}
 		}
 	}
-	n.streamListens(t)
+	n.streamListens(c)
 }
 
-func (n *Nginx) streamListens(t *nginxTree) {
-	for _, st := range t.kids[-1] {
-		if t.d[st].Name != "stream" || !t.d[st].Block {
+// streamListens adds the listening sockets of the stream servers.
+func (n *Nginx) streamListens(c *nginxConf) {
+	for _, st := range c.cfg.Main().ChildrenNamed("stream") {
+		if !st.IsBlock() {
 			continue
 		}
-		for _, srv := range t.children(st, "server") {
-			for _, k := range t.children(srv, "listen") {
-				if l, ok := nginxParseListen(t.d[k]); ok {
+		for _, srv := range st.ChildrenNamed("server") {
+			for _, k := range srv.ChildrenNamed("listen") {
+				if l, ok := nginxListenOf(k); ok {
 					n.Listens = append(n.Listens, l)
 				}
 			}
@@ -892,13 +899,22 @@ func (n *Nginx) streamListens(t *nginxTree) {
 	}
 }
 
-// nginxParseListen reads a listen directive.
-func nginxParseListen(d NginxDirective) (NginxListen, bool) {
-	if len(d.Args) == 0 {
+// nginxListenOf reads the listen directive d, in its place.
+func nginxListenOf(d *nginxconf.Directive) (NginxListen, bool) {
+	l, ok := nginxParseListen(d.Args())
+	if ok {
+		l.Context, l.File, l.Line = d.Parent().Path(), d.File(), d.Line()
+	}
+	return l, ok
+}
+
+// nginxParseListen reads the arguments of a listen directive.
+func nginxParseListen(args []string) (NginxListen, bool) {
+	if len(args) == 0 {
 		return NginxListen{}, false
 	}
-	l := NginxListen{Context: d.Context, File: d.File, Line: d.Line, Backlog: nginxDefaultBacklog, BacklogDefault: true}
-	addr := d.Args[0]
+	l := NginxListen{Backlog: nginxDefaultBacklog, BacklogDefault: true}
+	addr := args[0]
 	switch {
 	case strings.HasPrefix(addr, "unix:"):
 		l.Address, l.Unix = strings.TrimPrefix(addr, "unix:"), true
@@ -920,7 +936,7 @@ func nginxParseListen(d NginxDirective) (NginxListen, bool) {
 			l.Port, _ = strconv.Atoi(port)
 		}
 	}
-	for _, p := range d.Args[1:] {
+	for _, p := range args[1:] {
 		k, v, _ := strings.Cut(p, "=")
 		switch k {
 		case "backlog":
@@ -944,11 +960,12 @@ func nginxParseListen(d NginxDirective) (NginxListen, bool) {
 	return l, true
 }
 
-// logFormats returns the http-level log_format texts by name.
-func (t *nginxTree) logFormats() map[string]string {
+// logFormats returns the http-level log_format texts by name, with
+// nginx's own combined unless the configuration defines it.
+func (c *nginxConf) logFormats() map[string]string {
 	formats := map[string]string{}
-	for _, k := range t.children(t.http, "log_format") {
-		args := t.d[k].Args
+	for _, k := range c.http.ChildrenNamed("log_format") {
+		args := k.Args()
 		if len(args) < 2 {
 			continue
 		}
@@ -958,58 +975,59 @@ func (t *nginxTree) logFormats() map[string]string {
 		}
 		formats[args[0]] = strings.Join(parts, "")
 	}
+	if _, ok := formats["combined"]; !ok {
+		formats["combined"] = accesslog.Combined
+	}
 	return formats
 }
 
 // accessLogs fills AccessLogs: every access_log in http, and nginx's own
 // when the http level sets none.
-func (n *Nginx) accessLogs(t *nginxTree) {
-	formats := t.logFormats()
-	if _, ok := formats["combined"]; !ok {
-		formats["combined"] = accesslog.Combined
-	}
-	if t.child(t.http, "access_log") < 0 {
+func (n *Nginx) accessLogs(c *nginxConf) {
+	formats := c.logFormats()
+	if len(c.http.ChildrenNamed("access_log")) == 0 {
 		l := NginxAccessLog{Context: "http", Default: true, Path: nginxConfigureArg(n.ConfigureArgs, "--http-log-path", "logs/access.log"), Format: "combined"}
 		l.FormatText = formats["combined"]
-		n.AccessLogs = append(n.AccessLogs, l)
-	}
-	for i, d := range t.d {
-		if d.Name != "access_log" || len(d.Args) == 0 || (i != t.http && !t.within(i, t.http)) {
-			continue
-		}
-		l := NginxAccessLog{Context: d.Context, File: d.File, Line: d.Line, Args: d.Args}
-		if d.Args[0] == "off" {
-			l.Off = true
-			n.AccessLogs = append(n.AccessLogs, l)
-			continue
-		}
-		l.Path = d.Args[0]
-		l.Syslog = strings.HasPrefix(l.Path, "syslog:")
-		l.Format = "combined"
-		for j, a := range d.Args[1:] {
-			k, v, _ := strings.Cut(a, "=")
-			switch {
-			case j == 0 && !strings.Contains(a, "="):
-				l.Format = a
-			case k == "buffer":
-				l.Buffer = v
-			case k == "gzip":
-				l.Gzip = true
-			case k == "if":
-				l.If = v
-			}
-		}
-		l.FormatText = formats[l.Format]
 		l.RequestTime = nginxHasVariable(l.FormatText, "request_time")
 		l.UpstreamResponseTime = nginxHasVariable(l.FormatText, "upstream_response_time")
 		n.AccessLogs = append(n.AccessLogs, l)
 	}
-	for i := range n.AccessLogs {
-		if l := &n.AccessLogs[i]; l.Default {
-			l.RequestTime = nginxHasVariable(l.FormatText, "request_time")
-			l.UpstreamResponseTime = nginxHasVariable(l.FormatText, "upstream_response_time")
+	for _, d := range c.listed {
+		if d.Name() == "access_log" && len(d.Args()) > 0 && d.Within(c.http) {
+			n.AccessLogs = append(n.AccessLogs, nginxAccessLog(d, formats))
 		}
 	}
+}
+
+// nginxAccessLog reads the access_log directive d: off, or a path with
+// its format (combined by default, looked up in formats) and parameters.
+func nginxAccessLog(d *nginxconf.Directive, formats map[string]string) NginxAccessLog {
+	args := d.Args()
+	l := NginxAccessLog{Context: d.Parent().Path(), File: d.File(), Line: d.Line(), Args: args}
+	if args[0] == "off" {
+		l.Off = true
+		return l
+	}
+	l.Path = args[0]
+	l.Syslog = strings.HasPrefix(l.Path, "syslog:")
+	l.Format = "combined"
+	for j, a := range args[1:] {
+		k, v, _ := strings.Cut(a, "=")
+		switch {
+		case j == 0 && !strings.Contains(a, "="):
+			l.Format = a
+		case k == "buffer":
+			l.Buffer = v
+		case k == "gzip":
+			l.Gzip = true
+		case k == "if":
+			l.If = v
+		}
+	}
+	l.FormatText = formats[l.Format]
+	l.RequestTime = nginxHasVariable(l.FormatText, "request_time")
+	l.UpstreamResponseTime = nginxHasVariable(l.FormatText, "upstream_response_time")
+	return l
 }
 
 // nginxHasVariable reports whether format uses $name or ${name}.
@@ -1035,55 +1053,78 @@ func nginxVarByte(c byte) bool {
 
 // locations fills Locations with the locations of http servers, nested
 // ones included.
-func (n *Nginx) locations(t *nginxTree) {
-	for i, d := range t.d {
-		if d.Name != "location" || !d.Block || !t.within(i, t.http) {
-			continue
+func (n *Nginx) locations(c *nginxConf) {
+	for _, d := range c.listed {
+		if d.Name() == "location" && d.IsBlock() && d.Within(c.http) {
+			n.Locations = append(n.Locations, n.location(c, d))
 		}
-		l := NginxLocation{Context: d.Context, Match: strings.Join(d.Args, " "), ServerName: t.serverNames(i), File: d.File, Line: d.Line}
-		for _, k := range t.kids[i] {
-			c := t.d[k]
-			if kind, ok := nginxPassDirectives[c.Name]; ok && len(c.Args) > 0 {
-				l.Kind, l.Pass = kind, c.Args[0]
-				host, unix := nginxPassTarget(c.Args[0])
-				l.Unix = unix
-				for _, u := range n.Upstreams {
-					if u.Name == host {
-						l.Upstream = host
-						l.Unix = len(u.Servers) > 0
-						for _, s := range u.Servers {
-							l.Unix = l.Unix && s.Unix
-						}
-					}
-				}
-			}
-			switch c.Name {
-			case "return", "empty_gif", "stub_status":
-				if l.Kind == "" {
-					l.Kind = c.Name
-				}
-			case "alias":
-				l.Alias = strings.Join(c.Args, " ")
-			case "try_files":
-				l.TryFiles = strings.Join(c.Args, " ")
-			case "expires":
-				l.Expires = strings.Join(c.Args, " ")
-			}
-		}
-		if l.Kind == "" {
-			l.Kind = "static"
-			if len(t.children(i, "location")) > 0 && t.child(i, "root") < 0 && l.Alias == "" && l.TryFiles == "" {
-				l.Kind = "nested"
-			}
-		}
-		if l.Kind == "static" && l.Alias == "" {
-			l.Root, l.Alias = t.rootOrAlias(i)
-		}
-		for _, k := range t.inherited(i, "access_log") {
-			if args := t.d[k].Args; len(args) > 0 && args[0] == "off" {
-				l.AccessLogOff = true
-			}
-		}
-		n.Locations = append(n.Locations, l)
 	}
+}
+
+// location reads the location block d: what answers there, and the
+// values it has or inherits.
+func (n *Nginx) location(c *nginxConf, d *nginxconf.Directive) NginxLocation {
+	l := NginxLocation{Context: d.Parent().Path(), Match: strings.Join(d.Args(), " "), ServerName: c.serverNames(d), File: d.File(), Line: d.Line()}
+	for _, k := range d.Children() {
+		args := k.Args()
+		if kind, ok := nginxPassDirectives[k.Name()]; ok && len(args) > 0 {
+			l.Kind, l.Pass = kind, args[0]
+			up, unix := n.passUpstream(args[0])
+			if l.Unix = unix; up != "" {
+				l.Upstream = up
+			}
+		}
+		switch k.Name() {
+		case "return", "empty_gif", "stub_status":
+			if l.Kind == "" {
+				l.Kind = k.Name()
+			}
+		case "alias":
+			l.Alias = strings.Join(args, " ")
+		case "try_files":
+			l.TryFiles = strings.Join(args, " ")
+		case "expires":
+			l.Expires = strings.Join(args, " ")
+		}
+	}
+	if l.Kind == "" {
+		l.Kind = "static"
+		if len(d.ChildrenNamed("location")) > 0 && len(d.ChildrenNamed("root")) == 0 && l.Alias == "" && l.TryFiles == "" {
+			l.Kind = "nested"
+		}
+	}
+	if l.Kind == "static" && l.Alias == "" {
+		l.Root, l.Alias = "html", ""
+		if r := nginxLast(c.cfg.Effective(d, "root")); r != nil {
+			l.Root, l.Alias = "", ""
+			if r.Name() == "root" {
+				l.Root = r.Args()[0]
+			} else {
+				l.Alias = r.Args()[0]
+			}
+		}
+	}
+	for _, k := range c.cfg.Effective(d, "access_log") {
+		if args := k.Args(); len(args) > 0 && args[0] == "off" {
+			l.AccessLogOff = true
+		}
+	}
+	return l
+}
+
+// passUpstream returns the upstream block a *_pass target names ("" for
+// none) and whether requests go over unix sockets: the target's own, or
+// every server of the upstream.
+func (n *Nginx) passUpstream(target string) (upstream string, unix bool) {
+	host, unix := nginxPassTarget(target)
+	for _, u := range n.Upstreams {
+		if u.Name == host {
+			upstream = host
+			unix = len(u.Servers) > 0
+			for _, s := range u.Servers {
+				unix = unix && s.Unix
+			}
+		}
+	}
+	return upstream, unix
 }

@@ -450,13 +450,13 @@ func TestNginxParseListen(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := nginxParseListen(NginxDirective{Name: "listen", Args: tc.args})
+			got, ok := nginxParseListen(tc.args)
 			if !ok || !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
 	}
-	if _, ok := nginxParseListen(NginxDirective{Name: "listen"}); ok {
+	if _, ok := nginxParseListen(nil); ok {
 		t.Error("listen without arguments accepted")
 	}
 }

@@ -86,10 +86,10 @@ func samePath(name string, f *file) bool {
 }
 
 // blocks returns every block directive, depth first.
-func (c *Config) blocks() []*node {
-	var out []*node
-	var walk func(n *node)
-	walk = func(n *node) {
+func (c *Config) blocks() []*Directive {
+	var out []*Directive
+	var walk func(n *Directive)
+	walk = func(n *Directive) {
 		for _, k := range n.kids {
 			if k.block {
 				out = append(out, k)
@@ -102,7 +102,7 @@ func (c *Config) blocks() []*node {
 }
 
 // resolve finds the block an edit context names.
-func (c *Config) resolve(context string) (*node, error) {
+func (c *Config) resolve(context string) (*Directive, error) {
 	t, err := parseTarget(context)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (c *Config) resolve(context string) (*node, error) {
 		}
 		return nil, fmt.Errorf("context %q: the configuration has no %s block", context, name)
 	case targetUpstream:
-		var found []*node
+		var found []*Directive
 		for _, b := range c.blocks() {
 			if b.name == "upstream" && len(b.args) == 1 && b.args[0] == t.name {
 				found = append(found, b)
@@ -143,7 +143,7 @@ func (c *Config) resolve(context string) (*node, error) {
 		}
 		return nil, fmt.Errorf("context %q: %d upstream blocks named %s", context, len(found), t.name)
 	}
-	var cands []*node
+	var cands []*Directive
 	for _, b := range c.blocks() {
 		if b.pathIs(t.name) {
 			cands = append(cands, b)
@@ -167,13 +167,13 @@ func (c *Config) resolve(context string) (*node, error) {
 		// The line moved (an earlier edit added or removed lines): the
 		// block of that path in that file that spans the line, else the
 		// one starting nearest to it.
-		var inFile []*node
+		var inFile []*Directive
 		for _, b := range cands {
 			if samePath(t.file, b.f) {
 				inFile = append(inFile, b)
 			}
 		}
-		var spanning *node
+		var spanning *Directive
 		for _, b := range inFile {
 			if b.line <= t.line && t.line <= b.last {
 				spanning = b // blocks are depth first: the innermost wins
@@ -182,9 +182,9 @@ func (c *Config) resolve(context string) (*node, error) {
 		if spanning != nil {
 			return spanning, nil
 		}
-		var nearest *node
+		var nearest *Directive
 		tie := false
-		dist := func(b *node) int { return max(b.line-t.line, t.line-b.line) }
+		dist := func(b *Directive) int { return max(b.line-t.line, t.line-b.line) }
 		for _, b := range inFile {
 			switch {
 			case nearest == nil || dist(b) < dist(nearest):
@@ -305,7 +305,7 @@ type op struct {
 // package comment.
 func (c *Config) Apply(edits []Edit) (map[string][]byte, error) {
 	type group struct {
-		block *node
+		block *Directive
 		name  string
 		id    string
 		lines []string
@@ -313,7 +313,7 @@ func (c *Config) Apply(edits []Edit) (map[string][]byte, error) {
 	}
 	var groups []*group
 	byKey := map[string]*group{}
-	blockID := map[*node]int{}
+	blockID := map[*Directive]int{}
 	for _, e := range edits {
 		if err := e.Check(); err != nil {
 			return nil, fmt.Errorf("edit in %q: %w", e.Context, err)
@@ -351,7 +351,7 @@ func (c *Config) Apply(edits []Edit) (map[string][]byte, error) {
 		ops[f] = append(ops[f], o)
 	}
 	for _, g := range groups {
-		var existing []*node
+		var existing []*Directive
 		for _, k := range g.block.kids {
 			if k.name == g.name && !k.block && identity(k.name, k.args) == g.id {
 				existing = append(existing, k)
@@ -492,7 +492,7 @@ func restOfLine(data []byte, pos int) (int, bool) {
 
 // after is where a line goes after directive n: the next line, indented
 // like n, or inline after it when more follows it on its line.
-func after(n *node) (pos int, indent string, inline bool) {
+func after(n *Directive) (pos int, indent string, inline bool) {
 	next, clean := restOfLine(n.f.data, n.end)
 	ind, alone := indentOf(n.f.data, n.start)
 	if !clean {
@@ -506,7 +506,7 @@ func after(n *node) (pos int, indent string, inline bool) {
 
 // deletion is the text a duplicate directive takes: its whole line(s)
 // when it is alone there, else the directive and the blanks after it.
-func deletion(n *node) (int, int) {
+func deletion(n *Directive) (int, int) {
 	data := n.f.data
 	_, alone := indentOf(data, n.start)
 	next, clean := restOfLine(data, n.end)
@@ -523,10 +523,10 @@ func deletion(n *node) (int, int) {
 // insertPoint is where a new directive goes in block b: before its
 // closing brace, or for the main context after the last top-level
 // directive of the main file that comes before its first block.
-func (c *Config) insertPoint(b *node) (f *file, pos int, indent string, inline bool) {
+func (c *Config) insertPoint(b *Directive) (f *file, pos int, indent string, inline bool) {
 	if b == c.root {
 		f = c.main
-		var anchor, firstBlock *node
+		var anchor, firstBlock *Directive
 		for _, k := range b.kids {
 			if k.f != f {
 				continue
@@ -577,7 +577,7 @@ var defineFirst = map[string]bool{"log_format": true}
 
 // firstPoint is where a new directive goes first in block b: before the
 // block's first directive in its own file, indented like it.
-func (c *Config) firstPoint(b *node) (f *file, pos int, indent string, inline bool) {
+func (c *Config) firstPoint(b *Directive) (f *file, pos int, indent string, inline bool) {
 	if b != c.root {
 		for _, k := range b.kids {
 			if k.f != b.f {

@@ -1,26 +1,136 @@
 package nginxconf
 
-// Directive is one directive of a configuration in the flat form
-// Directives returns.
-type Directive struct {
-	// Name is the directive's name: "listen", "server", "include".
-	Name string
-	// Args are its arguments, unquoted and unescaped as nginx does.
-	Args []string
-	// Block is true when the directive opens a block ("http", "server",
-	// "location /api"); the directives inside it follow it in the list.
-	Block bool
-	// Parent is the index of the enclosing block directive in the list,
-	// or -1 at the top level.
-	Parent int
-	// Context names the enclosing blocks, outermost first, each as its name
-	// and arguments joined by spaces: ["http", "server", "location /api"].
-	// It is empty at the top level.
-	Context []string
-	// File and Line are where the directive's name is: the path the file
-	// was read from (see Paths) and the line, from 1.
-	File string
-	Line int
+import (
+	"iter"
+	"slices"
+	"strings"
+)
+
+// The tree of a configuration. Config.Main is its root, the main
+// context; every Directive has a Parent (the main context for one at the
+// top level, nil for the main context itself) and a block has Children,
+// in nginx's reading order: an include's files in the place of the
+// include, in the block that holds it. Effective and Overrides (in
+// inherit.go) give the values nginx applies in a block.
+
+// Main is the main context: the block, without a name, that holds the
+// top-level directives (events, http, worker_processes...).
+func (c *Config) Main() *Directive { return c.root }
+
+// Name is the directive's name: "listen", "server", "include" ("" for
+// the main context).
+func (d *Directive) Name() string { return d.name }
+
+// Args are the directive's arguments, unquoted and unescaped as nginx
+// does; nil when it has none. The slice is the Config's own: read it,
+// do not change it (appending to it copies).
+func (d *Directive) Args() []string { return slices.Clip(d.args) }
+
+// IsBlock reports whether the directive opens a block ("http", "server",
+// "location /api"), true for the main context.
+func (d *Directive) IsBlock() bool { return d.block }
+
+// File is the path of the file the directive is in, as it was read (see
+// Paths); the main file for the main context.
+func (d *Directive) File() string { return d.f.path }
+
+// Line is the line of the directive's name in File, from 1 (0 for the
+// main context).
+func (d *Directive) Line() int { return d.line }
+
+// Parent is the block the directive is in: the main context for a
+// top-level directive, nil for the main context.
+func (d *Directive) Parent() *Directive { return d.parent }
+
+// Children are the directives inside a block, in reading order (nil for
+// a simple directive). The slice is the Config's own: read it, do not
+// change it.
+func (d *Directive) Children() []*Directive { return slices.Clip(d.kids) }
+
+// ChildrenNamed are the directives named name directly inside a block,
+// in reading order.
+func (d *Directive) ChildrenNamed(name string) []*Directive {
+	var out []*Directive
+	for _, k := range d.kids {
+		if k.name == name {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Label is the directive as a context names it: its name and arguments
+// joined by spaces ("location /api", "server").
+func (d *Directive) Label() string { return d.label() }
+
+// Path names the directive as an edit context and the audit name a
+// block: the labels of the blocks around it and its own, outermost
+// first, joined by '>' ("http>server>location /api"); "" for the main
+// context. The context a directive is in is its Parent's Path. Paths
+// are built on each call, as long as the block is deep (MaxBlockDepth).
+func (d *Directive) Path() string {
+	var labels []string
+	for n := d; n.parent != nil; n = n.parent {
+		labels = append(labels, n.label())
+	}
+	slices.Reverse(labels)
+	return strings.Join(labels, ">")
+}
+
+// Within reports whether the directive is inside block b, at any depth
+// (a directive is not within itself).
+func (d *Directive) Within(b *Directive) bool {
+	for p := d.parent; p != nil; p = p.parent {
+		if p == b {
+			return true
+		}
+	}
+	return false
+}
+
+// Enclosing returns the nearest block named name that holds the
+// directive, or the directive itself when it is such a block (the server
+// of a listen, of a location, or the server itself); nil when there is
+// none.
+func (d *Directive) Enclosing(name string) *Directive {
+	for b := d; b != nil; b = b.parent {
+		if b.block && b.name == name && b.parent != nil {
+			return b
+		}
+	}
+	return nil
+}
+
+// Descendants are the directives inside a block at any depth, in
+// reading order: each block before the directives inside it. The walk
+// keeps its own stack, so nesting as deep as the text allows stays off
+// the goroutine stack.
+func (d *Directive) Descendants() iter.Seq[*Directive] {
+	return func(yield func(*Directive) bool) {
+		d.walk(nil, yield)
+	}
+}
+
+// walk yields the directives inside d in reading order, not entering the
+// blocks skip says to leave out (their directive is yielded, not what is
+// inside it).
+func (d *Directive) walk(skip func(*Directive) bool, yield func(*Directive) bool) {
+	stack := [][]*Directive{d.kids}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if len(*top) == 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		n := (*top)[0]
+		*top = (*top)[1:]
+		if !yield(n) {
+			return
+		}
+		if len(n.kids) > 0 && (skip == nil || !skip(n)) {
+			stack = append(stack, n.kids)
+		}
+	}
 }
 
 // Parse reads data as the main configuration file at path. With
@@ -47,78 +157,16 @@ func (c *Config) Paths() []string {
 	return out
 }
 
-// Directives returns every directive in the order nginx reads them: an
-// include directive is followed by the directives of the files it names
-// (in the block that holds the include), a block directive by those
-// inside it. The slices are new; changing them changes nothing in c.
-// Directives in one block share one Context slice (capped at its length,
-// so appending to it copies), and the work and memory are linear in the
-// directives: one Context per block that holds directives, as long as the
-// block is deep (MaxBlockDepth, MaxContextEntries).
-func (c *Config) Directives() []Directive {
-	// Count first, to allocate each list once: the directives, their
-	// arguments, and the context entries.
-	nodes, args, entries := 0, 0, 0
-	type count struct {
-		kids  []*node
-		depth int
-	}
-	walk := []count{{c.root.kids, 0}}
-	for len(walk) > 0 {
-		top := &walk[len(walk)-1]
-		if len(top.kids) == 0 {
-			walk = walk[:len(walk)-1]
-			continue
-		}
-		n := top.kids[0]
-		top.kids = top.kids[1:]
-		nodes++
-		args += len(n.args)
-		if n.block && len(n.kids) > 0 {
-			entries += top.depth + 1
-			walk = append(walk, count{n.kids, top.depth + 1})
-		}
-	}
-	out := make([]Directive, 0, nodes)
-	argList := make([]string, 0, args)
-	ctxList := make([]string, 0, entries)
-	type level struct {
-		kids   []*node // the directives of the block not yet listed
-		parent int     // the block's index in out, -1 for the top level
-		ctx    []string
-	}
-	// An explicit stack: nesting as deep as the text allows stays off
-	// the goroutine stack.
-	stack := []level{{c.root.kids, -1, nil}}
-	for len(stack) > 0 {
-		top := &stack[len(stack)-1]
-		if len(top.kids) == 0 {
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		n := top.kids[0]
-		top.kids = top.kids[1:]
-		parent, ctx := top.parent, top.ctx
-		a := len(argList)
-		argList = append(argList, n.args...)
-		out = append(out, Directive{
-			Name:    n.name,
-			Args:    argList[a:len(argList):len(argList)],
-			Block:   n.block,
-			Parent:  parent,
-			Context: ctx,
-			File:    n.f.path,
-			Line:    n.line,
-		})
-		if n.block && len(n.kids) > 0 {
-			// The path of the block's directives: the block's own
-			// path and its label, once for all of them.
-			i := len(ctxList)
-			ctxList = append(ctxList, ctx...)
-			ctxList = append(ctxList, n.label())
-			inner := ctxList[i:len(ctxList):len(ctxList)]
-			stack = append(stack, level{n.kids, len(out) - 1, inner})
-		}
-	}
+// Directives returns every directive of the configuration in the order
+// nginx reads them (Main's Descendants): an include directive is
+// followed by the directives of the files it names (in the block that
+// holds the include), a block directive by those inside it. The slice is
+// new; the directives are c's own.
+func (c *Config) Directives() []*Directive {
+	out := make([]*Directive, 0, c.count)
+	c.root.walk(nil, func(d *Directive) bool {
+		out = append(out, d)
+		return true
+	})
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -103,8 +102,8 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
-		var walk func(n *node)
-		walk = func(n *node) {
+		var walk func(n *Directive)
+		walk = func(n *Directive) {
 			for _, k := range n.kids {
 				if k.start < 0 || k.end <= k.start || k.end > len(text) || k.line < 1 || k.last < k.line {
 					t.Fatalf("directive %q at %d..%d lines %d..%d", k.name, k.start, k.end, k.line, k.last)
@@ -146,14 +145,14 @@ func FuzzParse(f *testing.F) {
 }
 
 // checkDirectives: Directives lists every directive once, each after
-// its block, with the context of its block: the labels of the blocks
-// above it.
+// its block; Parent, Children, Within and Path agree with the tree, and
+// Path is the block's labels from the top.
 func checkDirectives(t *testing.T, c *Config) {
 	t.Helper()
 	d := c.Directives()
 	nodes := 0
-	var count func(n *node)
-	count = func(n *node) {
+	var count func(n *Directive)
+	count = func(n *Directive) {
 		for _, k := range n.kids {
 			nodes++
 			count(k)
@@ -163,35 +162,49 @@ func checkDirectives(t *testing.T, c *Config) {
 	if len(d) != nodes || nodes > MaxDirectives {
 		t.Fatalf("Directives lists %d of %d directives", len(d), nodes)
 	}
+	index := map[*Directive]int{c.Main(): -1}
+	paths := map[*Directive]string{c.Main(): ""}
 	for i, x := range d {
-		if x.Parent < -1 || x.Parent >= i || x.Args == nil {
-			t.Fatalf("directive %d %+v", i, x)
+		index[x] = i
+		p := x.Parent()
+		pi, ok := index[p]
+		if !ok || pi >= i || !p.IsBlock() || !slices.Contains(p.Children(), x) || !x.Within(p) || x.Within(x) {
+			t.Fatalf("directive %d %q: parent %d", i, x.Label(), pi)
 		}
-		if x.Parent == -1 {
-			if x.Context != nil {
-				t.Fatalf("directive %d at the top has context %q", i, x.Context)
+		label := strings.Join(append([]string{x.Name()}, x.Args()...), " ")
+		if x.Label() != label {
+			t.Fatalf("directive %d: label %q, want %q", i, x.Label(), label)
+		}
+		want := label
+		if paths[p] != "" {
+			want = paths[p] + ">" + label
+		}
+		if x.IsBlock() {
+			if got := x.Path(); got != want {
+				t.Fatalf("directive %d: path %q, want %q", i, got, want)
 			}
-			continue
+			paths[x] = want
 		}
-		p := d[x.Parent]
-		label := strings.Join(append([]string{p.Name}, p.Args...), " ")
-		if want := append(slices.Clone(p.Context), label); !p.Block || !reflect.DeepEqual(x.Context, want) {
-			t.Fatalf("directive %d context %q, want %q", i, x.Context, want)
+		depth := 0
+		for b := p; b != c.Main(); b = b.Parent() {
+			depth++
 		}
-		if len(x.Context) > MaxBlockDepth {
-			t.Fatalf("directive %d is %d blocks deep", i, len(x.Context))
+		if depth > MaxBlockDepth {
+			t.Fatalf("directive %d is %d blocks deep", i, depth)
 		}
 	}
-	// Appending to a context or arguments changes no other directive.
-	for i := range d {
-		d[i].Context = append(d[i].Context, "x")
-		d[i].Args = append(d[i].Args, "x")
+	// Appending to arguments or children changes nothing in c.
+	before := make([]string, len(d))
+	for i, x := range d {
+		before[i] = fmt.Sprint(x.Label(), len(x.Children()))
 	}
-	again := c.Directives()
-	for i := range d {
-		if !reflect.DeepEqual(d[i].Context[:len(d[i].Context)-1], again[i].Context) && len(again[i].Context) > 0 ||
-			!reflect.DeepEqual(d[i].Args[:len(d[i].Args)-1], again[i].Args) {
-			t.Fatalf("directive %d: appending changed another: %+v, then %+v", i, d[i], again[i])
+	for _, x := range d {
+		_ = append(x.Args(), "x")
+		_ = append(x.Children(), nil)
+	}
+	for i, x := range c.Directives() {
+		if x != d[i] || fmt.Sprint(x.Label(), len(x.Children())) != before[i] || len(x.kids) != len(x.Children()) {
+			t.Fatalf("directive %d: appending changed it", i)
 		}
 	}
 }
@@ -366,7 +379,7 @@ func write(t testing.TB, dir, name, text string) string {
 }
 
 // refPathIs is pathIs as it was, building each label.
-func refPathIs(n *node, want string) bool {
+func refPathIs(n *Directive, want string) bool {
 	for ; n.parent != nil; n = n.parent {
 		l := n.label()
 		if n.parent.parent == nil {

@@ -40,10 +40,11 @@ const (
 	MaxDirectives = 500_000
 	// MaxWords is the most words (directive names and arguments) in all.
 	MaxWords = 2_000_000
-	// MaxContextEntries is the most entries of the block paths that
-	// Directives lists, one path (Directive.Context) per block that holds
-	// directives, as long as the block is deep: it bounds many blocks
-	// nested deep.
+	// MaxContextEntries is the most entries of the block paths of a
+	// configuration, one path (the Path of its blocks, a directive's
+	// context) per block that holds directives, as long as the block is
+	// deep: it bounds many blocks nested deep for a reader that names
+	// every directive's context.
 	MaxContextEntries = 2_000_000
 )
 

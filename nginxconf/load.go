@@ -15,7 +15,8 @@ type Config struct {
 	files []*file          // in the order first read
 	reads []*file          // in the order read, once per read
 	byAbs map[string]*file // by absolute path
-	root  *node            // the main context
+	root  *Directive       // the main context
+	count int              // directives
 }
 
 // file is one file of a configuration.
@@ -26,8 +27,15 @@ type file struct {
 	reads int // how many times includes read it (1 for most)
 }
 
-// node is a directive: a simple one ending with ';' or a block.
-type node struct {
+// Directive is one directive of a configuration, a simple one ending
+// with ';' or a block, in its place in the tree: the one type stacktune
+// reads nginx directives with. Its methods give its name, arguments, file
+// and line, the block around it (Parent) and, for a block, the
+// directives inside it (Children), those of included files in the place
+// of their include. The main context is a Directive too (Config.Main): a
+// block without a name or a parent. A Directive belongs to its Config and
+// is read only; Effective gives the directives nginx applies in a block.
+type Directive struct {
 	name  string
 	args  []string
 	f     *file
@@ -37,15 +45,15 @@ type node struct {
 	block bool
 	close int // offset of the block's '}'
 	last  int // line of the ';' or the '}'
-	// parent is the enclosing block (the root for the main context),
-	// kids the directives inside a block, those of included files
-	// included, in order.
-	parent *node
-	kids   []*node
+	// parent is the enclosing block (the root for a top-level
+	// directive, nil for the root), kids the directives inside a block,
+	// those of included files included, in order.
+	parent *Directive
+	kids   []*Directive
 }
 
-// label is the block as the collector names it: name and arguments.
-func (n *node) label() string {
+// label is the directive as a context names it: name and arguments.
+func (n *Directive) label() string {
 	if len(n.args) == 0 {
 		return n.name
 	}
@@ -56,7 +64,7 @@ func (n *node) label() string {
 // joined with '>' ("http>server>location /"), is want. It compares from
 // the block up, without building the path or the labels (deep nesting
 // stays linear).
-func (n *node) pathIs(want string) bool {
+func (n *Directive) pathIs(want string) bool {
 	for ; n.parent != nil; n = n.parent {
 		rest, ok := n.trimLabel(want)
 		if !ok {
@@ -75,7 +83,7 @@ func (n *node) pathIs(want string) bool {
 
 // trimLabel removes the block's label from the end of s: ok is false
 // when s does not end with it.
-func (n *node) trimLabel(s string) (rest string, ok bool) {
+func (n *Directive) trimLabel(s string) (rest string, ok bool) {
 	for i := len(n.args) - 1; i >= 0; i-- {
 		if s, ok = strings.CutSuffix(s, n.args[i]); !ok {
 			return "", false
@@ -120,7 +128,7 @@ func parse(path string, data []byte, read readFunc) (*Config, error) {
 		return nil, fmt.Errorf("%s: %d bytes, more than %s, the most nginxconf reads of one file (MaxFileBytes)", path, len(data), sizeText(MaxFileBytes))
 	}
 	c := &Config{byAbs: map[string]*file{}}
-	c.root = &node{block: true, close: -1}
+	c.root = &Directive{block: true, close: -1}
 	p := &parser{c: c, root: filepath.Dir(path), read: read, total: int64(len(data))}
 	f, err := c.addFile(path, data)
 	if err != nil {
@@ -131,6 +139,7 @@ func parse(path string, data []byte, read readFunc) (*Config, error) {
 	if err := p.parseFile(f, c.root, 0, 0); err != nil {
 		return nil, err
 	}
+	c.count = p.count
 	return c, nil
 }
 
@@ -174,15 +183,15 @@ type parser struct {
 
 // parseFile reads the directives of f into the block parent, which is
 // base blocks deep, f being included depth includes deep.
-func (p *parser) parseFile(f *file, parent *node, depth, base int) error {
+func (p *parser) parseFile(f *file, parent *Directive, depth, base int) error {
 	p.c.reads = append(p.c.reads, f)
 	lx := &lexer{data: f.data, file: f.path, line: 1}
-	stack := []*node{parent}
+	stack := []*Directive{parent}
 	// The directive being read: its name, and its arguments.
 	var name token
 	var args []string
 	have := false
-	add := func(end token, block bool) (*node, error) {
+	add := func(end token, block bool) (*Directive, error) {
 		top := stack[len(stack)-1]
 		if p.count >= MaxDirectives {
 			return nil, fmt.Errorf("%s:%d: more than %d directives in all (MaxDirectives)", f.path, name.line, MaxDirectives)
@@ -196,10 +205,10 @@ func (p *parser) parseFile(f *file, parent *node, depth, base int) error {
 			}
 		}
 		p.count++
-		n := &node{name: name.text, f: f, line: name.line, start: name.start, end: end.end, block: block, last: end.line, parent: top}
+		n := &Directive{name: name.text, f: f, line: name.line, start: name.start, end: end.end, block: block, last: end.line, parent: top}
 		switch {
 		case cap(args) > 1024:
-			// A long list is the node's own (no second copy); the next
+			// A long list is the directive's own (no second copy); the next
 			// directive starts a new one.
 			n.args, args = slices.Clip(args), nil
 		case len(args) > 0:
@@ -270,7 +279,7 @@ func (p *parser) parseFile(f *file, parent *node, depth, base int) error {
 
 // include reads the files an include directive n of f names into parent,
 // which is base blocks deep, f being depth includes deep.
-func (p *parser) include(f *file, n, parent *node, depth, base int) error {
+func (p *parser) include(f *file, n, parent *Directive, depth, base int) error {
 	pattern := n.args[0]
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("%s:%d: include %s: %s", f.path, n.line, pattern, fmt.Sprintf(format, a...))
