@@ -63,6 +63,15 @@
 // Rollback or Recover restores all of them to the old content before
 // doing anything else, so the set of files is never a mix either.
 //
+// # Commands and probes
+//
+// The commands a target runs (a check, a restart, a reload) are argv,
+// never a shell: CommandCheck and CommandCheckStrict run one, and
+// ParseCommandLine splits a command line a person wrote (a flag's value)
+// into argv as a POSIX shell splits words and quotes, interpreting
+// nothing else. HTTPProbe is the check that a URL answers (below 500)
+// after nginx reloads.
+//
 // The journal lives in Options.StateDir: one directory per transaction
 // (backups and journal.json), and the lock file. It holds no secrets: a
 // target describes itself with its kind and non-secret parameters; a DSN

@@ -1,7 +1,9 @@
 // Package history remembers every benchmark run and turns the runs into the
-// table of score transitions ISUCON teams keep by hand: one row per change
+// score transitions ISUCON teams keep by hand: one step per change
 // (label), how many runs it had, their median, and the change against the
-// first and the previous row; and into charts of the same.
+// first and the previous step. It holds the data only: package report
+// renders the steps as a table (report.Transitions) and a chart
+// (report.TransitionsChart).
 //
 // # Store
 //
@@ -59,27 +61,9 @@
 //
 // # Rendering
 //
-// WriteTable writes the steps as an aligned text table (East Asian wide
-// characters count two columns, so Japanese labels line up), a Markdown
-// table, or JSON ({"steps": [...]}, see Step.MarshalJSON; durations in
-// seconds as elsewhere in stacktune's JSON). Labels show as "(no label)"
-// when empty and get " (again)" when measured again.
-//
-// WriteChart draws one chart in three kinds (ChartKind picks one from a
-// file name): per step, on the x axis as "N. label", a bar up to the median,
-// every run's score as a point beside it (a red cross for a run that did
-// not pass), and a dashed line at the first step's median. SVG and PNG come
-// from gonum/plot with its embedded Liberation fonts, 960x540 pixels (80
-// per step when wider, up to 4000); long labels are cut at 32 characters
-// and rotated. Liberation has no CJK glyphs, so PNG labels show '?' for
-// them (SVG keeps the text and the viewer's fonts draw it; HTML too).
-//
-// HTML comes from go-echarts: one self-contained page with tooltips that
-// works offline. go-echarts can only point <script src> at an assets host
-// (a CDN by default), so the page instead inlines ECharts 5.6.0
-// (dist/echarts.min.js from the npm package, Apache-2.0, about 1 MB;
-// embedded gzipped, see assets/README.md) and loads nothing from anywhere.
-// Labels are written into the page's script as JSON that go-echarts does
-// not escape, so "</" and "<!--" in a label get an invisible zero-width
-// space after the '<'.
+// Tables (text, Markdown, JSON) and charts (SVG and PNG via gonum/plot,
+// offline HTML via go-echarts) of the steps are package report's:
+// report.Transitions and report.TransitionsChart, with report.Score
+// formatting a score. Step.MarshalJSON is the JSON shape of a step, used
+// by report's JSON table.
 package history

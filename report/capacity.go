@@ -134,45 +134,33 @@ func planText(w *bufio.Writer, p *capacity.Report) {
 	}
 }
 
-func mdCell(s string) string { return mdCode(mdText(s)) }
-
-// mdCode escapes a code span in a table cell: only the pipe, as anything
-// else would show its backslash.
-func mdCode(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-
-// mdText escapes what Markdown would take for markup in plain text: HTML
-// tags, emphasis and strikethrough (underscores inside words such as
-// max_connections are left alone: they are not emphasis), and backslashes,
-// doubled as in mdEscape.
-var mdText = strings.NewReplacer("\\", `\\`, "<", "&lt;", "*", `\*`, "~", `\~`, "__", `\_\_`).Replace
-
 func planMarkdown(w *bufio.Writer, p *capacity.Report) {
 	w.WriteString("# Capacity plan\n\n")
 	for _, h := range planHeader(p.Inputs) {
-		fprintf(w, "- %s\n", mdText(h))
+		fprintf(w, "- %s\n", mdEscape(h))
 	}
 	w.WriteString("\n## Settings\n\n| | Host | Setting | Now | For |\n|---|---|---|---|---|\n")
 	for _, r := range p.Results {
 		if s := r.Setting; s != nil {
-			fprintf(w, "| %s | %s | `%s` | %s | %s |\n", planVerb(s), mdCell(s.Host), mdCode(s.Line()), mdCell(s.Current), mdCell(r.Title))
+			fprintf(w, "| %s | %s | `%s` | %s | %s |\n", planVerb(s), mdEscape(s.Host), mdCode(s.Line()), mdEscape(s.Current), mdEscape(r.Title))
 		}
 	}
 	w.WriteString("\n## Results\n\n| Result | Value | Calculation |\n|---|---:|---|\n")
 	for _, r := range p.Results {
-		fprintf(w, "| %s | %s %s | `%s` |\n", mdCell(r.Title), capacity.Num(r.Value), mdCell(r.Unit), mdCode(r.Calculation))
+		fprintf(w, "| %s | %s %s | `%s` |\n", mdEscape(r.Title), capacity.Num(r.Value), mdEscape(r.Unit), mdCode(r.Calculation))
 	}
 	for _, r := range p.Results {
-		fprintf(w, "\n### %s: %s %s\n\n", mdText(r.Title), capacity.Num(r.Value), r.Unit)
-		fprintf(w, "- **Formula:** %s\n- **Computed:** `%s`\n", mdText(r.Formula), r.Calculation)
+		fprintf(w, "\n### %s: %s %s\n\n", mdEscape(r.Title), capacity.Num(r.Value), r.Unit)
+		fprintf(w, "- **Formula:** %s\n- **Computed:** `%s`\n", mdEscape(r.Formula), r.Calculation)
 		if s := r.Setting; s != nil {
-			fprintf(w, "- **%s:** `%s` on the %s: %s\n", strings.ToUpper(planVerb(s)[:1])+planVerb(s)[1:], s.Line(), s.Host, mdText(s.Where))
+			fprintf(w, "- **%s:** `%s` on the %s: %s\n", strings.ToUpper(planVerb(s)[:1])+planVerb(s)[1:], s.Line(), s.Host, mdEscape(s.Where))
 		}
 		for _, x := range r.Warnings {
-			fprintf(w, "- **Warning:** %s\n", mdText(x))
+			fprintf(w, "- **Warning:** %s\n", mdEscape(x))
 		}
 		for _, x := range r.Notes {
-			fprintf(w, "- %s\n", mdText(x))
+			fprintf(w, "- %s\n", mdEscape(x))
 		}
-		fprintf(w, "- Source: %s\n", mdText(r.Source))
+		fprintf(w, "- Source: %s\n", mdEscape(r.Source))
 	}
 }

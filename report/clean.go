@@ -24,7 +24,10 @@ import (
 //     as is;
 //   - csvWriter cleans every field before encoding/csv quotes it;
 //   - planWrap cleans the prose it wraps, and indexesSQL its header
-//     comments.
+//     comments;
+//   - the demo loop's Markdown and HTML clean each string as they escape
+//     it (loopMarkup.esc, mdCodeSpan), and its text table cleans each
+//     cell before measuring it.
 //
 // Multi-line text shown as a block (a digest's query sample, a note of the
 // HTTP profile in text) goes through CleanBlock instead, which keeps its
@@ -32,8 +35,8 @@ import (
 // Markdown it sits in a fenced code block, so it cannot pass for a line of
 // the report.
 //
-// Markdown escaping (mdEscape, mdText) runs on the raw string, and the
-// print cleans its result. As mdEscape doubles backslashes, the Markdown
+// Markdown escaping (mdEscape, the one Markdown escaper, in escape.go)
+// runs on the raw string, and the print cleans its result. As mdEscape doubles backslashes, the Markdown
 // as rendered reads exactly as Clean wrote the raw string (a property
 // FuzzClean checks). Clean is not idempotent (it escapes the backslash of
 // a "\x" it finds), so a string must never be cleaned twice: code outside

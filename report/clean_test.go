@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"html"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stacktune/stacktune/advise"
+	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/changeset"
@@ -20,6 +22,7 @@ import (
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
+	"github.com/stacktune/stacktune/internal/demo/loopresult"
 	"github.com/stacktune/stacktune/internal/golden"
 )
 
@@ -166,8 +169,9 @@ func FuzzClean(f *testing.F) {
 		if got := mdRendered(Clean(mdEscape(s))); got != want {
 			t.Errorf("mdEscape then Clean of %q renders as %q, want %q", s, got, want)
 		}
-		if got := mdRendered(MarkdownText(s)); got != want {
-			t.Errorf("MarkdownText(%q) renders as %q, want %q", s, got, want)
+		// HTML escaping loses nothing either.
+		if got := html.UnescapeString(htmlEscape(Clean(s))); got != Clean(s) {
+			t.Errorf("htmlEscape of Clean(%q) reads back as %q", s, got)
 		}
 
 		// JSON keeps the value (as encoding/json has it) and shows no
@@ -461,6 +465,18 @@ var renderers = []renderer{
 	{"plan", CapacityFormats,
 		func(w io.Writer, v any, f string) error { return Capacity(w, v.(*capacity.Report), f) },
 		func(h string) any { return hostilePlan(h) }, &capacity.Report{}, nil},
+	{"transitions", TransitionFormats,
+		func(w io.Writer, v any, f string) error { return Transitions(w, v.(*transitionsTable).steps(), f) },
+		func(h string) any { return hostileTransitions(h) }, &transitionsTable{}, nil},
+	{"loop", LoopFormats,
+		func(w io.Writer, v any, f string) error { return Loop(w, v.(*loopresult.Result), f, nil, "") },
+		func(h string) any { return hostileLoop(h) }, &loopresult.Result{}, nil},
+	{"apply", ApplyFormats,
+		func(w io.Writer, v any, f string) error { return ApplyResult(w, v.(*apply.Result), f, false) },
+		func(h string) any { return hostileApplyResult(h) }, &apply.Result{}, nil},
+	{"applyplan", ApplyFormats,
+		func(w io.Writer, v any, f string) error { return ApplyDryRun(w, v.(*dryRunView).plan(), f) },
+		func(h string) any { return hostileDryRun(h) }, &dryRunView{}, nil},
 }
 
 // TestHostileStrings renders every report type in every format with each

@@ -154,9 +154,3 @@ func PerSecond(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
-
-// MarkdownText escapes plain text for Markdown as the renderers here do,
-// for renderers outside the package (the demo loop's report): Markdown
-// markup is escaped, then the result is cleaned for one line (see Clean).
-// Its result must be written as is, not cleaned again.
-func MarkdownText(s string) string { return Clean(mdText(s)) }

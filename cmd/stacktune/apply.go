@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -69,7 +66,7 @@ func addTargetFlags(f *pflag.FlagSet, o *applyOptions) {
 	f.StringVar(&o.procRoot, "proc-sys", "/proc/sys", "where the kernel's settings are read and written (another mount of /proc/sys, e.g. a container's)")
 	f.BoolVar(&o.hostWide, "host-wide", false, "also change host-wide settings (sysctl.d, systemd drop-ins)")
 	f.StringVar(&o.state, "state", "", "directory of the transactions' journals and backups (default $XDG_STATE_HOME/stacktune/apply, ~/.local/state/stacktune/apply, or /var/lib/stacktune/apply as root)")
-	f.StringVar(&o.format, "format", report.Text, "output format: text, json")
+	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.ApplyFormats, ", "))
 }
 
 func newApplyCmd() *cobra.Command {
@@ -168,57 +165,6 @@ func (o *applyOptions) stateDir() (string, error) {
 	return defaultStateDir()
 }
 
-// splitCommand splits a command line into argv as a POSIX shell would
-// for words, single and double quotes and backslashes (nothing else is
-// interpreted: no variables, globs or pipes).
-func splitCommand(s string) ([]string, error) {
-	var out []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\'':
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				return nil, fmt.Errorf("command %q: unclosed '", s)
-			}
-			cur.WriteString(s[i+1 : i+1+end])
-			i += end + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf("command %q: unclosed \"", s)
-			}
-			inWord = true
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			inWord = true
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				out = append(out, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		out = append(out, cur.String())
-	}
-	return out, nil
-}
-
 // command turns a command-line flag into a step: "" takes def, "none"
 // gives nil. strict makes output "[ERROR]" lines fail it too.
 func command(flag, value string, def []string, strict bool) (func(context.Context) error, error) {
@@ -228,7 +174,7 @@ func command(flag, value string, def []string, strict bool) (func(context.Contex
 	}
 	if value != "" {
 		var err error
-		if argv, err = splitCommand(value); err != nil {
+		if argv, err = apply.ParseCommandLine(value); err != nil {
 			return nil, fmt.Errorf("--%s: %w", flag, err)
 		}
 		if len(argv) == 0 {
@@ -262,34 +208,6 @@ func isExecutable(p string) bool {
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
-// probeURL GETs url until it answers below 500 (nginx's new workers may
-// take a moment after nginx -s reload returns).
-func probeURL(url string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		client := &http.Client{Timeout: 5 * time.Second}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return err
-			}
-			resp, err := client.Do(req)
-			if err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode < 500 {
-					return nil
-				}
-				err = fmt.Errorf("GET %s: %s", url, resp.Status)
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				return fmt.Errorf("probe: %w", err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-}
-
 // openDB connects to --dsn and says which server answered.
 func openDB(ctx context.Context, dsn string) (*sql.DB, mysqlvar.Server, error) {
 	db, err := dbconn.Open(ctx, dsn, 0)
@@ -315,7 +233,7 @@ func (o *applyOptions) services(ctx context.Context, db *sql.DB, srv mysqlvar.Se
 	var err error
 	if db != nil {
 		sv.DB = db
-		_ = db.QueryRowContext(ctx, "SELECT COALESCE(DATABASE(), '')").Scan(&sv.Schema)
+		sv.Schema, _ = dbconn.CurrentDatabase(ctx, db) // "" when unknown: the DDL names its schema
 		server, conf, bins := "mysql", "/etc/mysql/mysql.conf.d/99-stacktune.cnf", []string{"mysqld"}
 		if srv.IsMariaDB() {
 			server, conf, bins = "mariadb", "/etc/mysql/mariadb.conf.d/99-stacktune.cnf", []string{"mariadbd", "mysqld"}
@@ -355,7 +273,7 @@ func (o *applyOptions) services(ctx context.Context, db *sql.DB, srv mysqlvar.Se
 		return sv, err
 	}
 	if o.nginxProbe != "" {
-		sv.NginxProbe = probeURL(o.nginxProbe)
+		sv.NginxProbe = apply.HTTPProbe(o.nginxProbe)
 	}
 	return sv, nil
 }
@@ -412,7 +330,7 @@ func (o *applyOptions) readDDL(stdin io.Reader, schema string) ([]changeset.Chan
 const maxDDL = 16 << 20
 
 func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if err := report.CheckFormat(o.format, report.Text, report.JSON); err != nil {
+	if err := report.CheckFormat(o.format, report.ApplyFormats...); err != nil {
 		return err
 	}
 	state, err := o.stateDir()
@@ -423,7 +341,11 @@ func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader,
 		return err
 	}
 	if o.list {
-		return listTransactions(state, o.format, stdout)
+		hist, err := apply.History(state)
+		if err != nil {
+			return err
+		}
+		return report.ApplyTransactions(stdout, hist, state, o.format)
 	}
 	if path == "" && o.ddl == "" {
 		return errors.New("nothing to apply: give the directory of stacktune audit --emit (or its changes.json), or --ddl FILE")
@@ -473,11 +395,15 @@ func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader,
 	opt := apply.Options{StateDir: state, HostWide: o.hostWide, Label: o.label, ForceDrift: o.forceDrift,
 		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }}
 	if o.dryRun {
-		return dryRun(ctx, targets, opt, o.format, stdout)
+		plan, err := apply.DryRun(ctx, targets, opt)
+		if err != nil {
+			return err
+		}
+		return report.ApplyDryRun(stdout, plan, o.format)
 	}
 	res, err := apply.Run(ctx, targets, opt)
 	if res != nil {
-		if werr := writeApplyResult(stdout, res, o.format, false); werr != nil && err == nil {
+		if werr := report.ApplyResult(stdout, res, o.format, false); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -485,7 +411,7 @@ func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader,
 }
 
 func runRollback(ctx context.Context, o applyOptions, nginx bool, stdout, stderr io.Writer) error {
-	if err := report.CheckFormat(o.format, report.Text, report.JSON); err != nil {
+	if err := report.CheckFormat(o.format, report.ApplyFormats...); err != nil {
 		return err
 	}
 	state, err := o.stateDir()
@@ -531,170 +457,9 @@ func runRollback(ctx context.Context, o applyOptions, nginx bool, stdout, stderr
 		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }}
 	res, err := apply.Rollback(ctx, targets, opt)
 	if res != nil {
-		if werr := writeApplyResult(stdout, res, o.format, true); werr != nil && err == nil {
+		if werr := report.ApplyResult(stdout, res, o.format, true); werr != nil && err == nil {
 			err = werr
 		}
 	}
-	return err
-}
-
-// writeApplyResult prints what Run or Rollback did.
-func writeApplyResult(w io.Writer, res *apply.Result, format string, rollback bool) error {
-	if format == report.JSON {
-		return report.WriteJSON(w, res)
-	}
-	var b strings.Builder
-	if res.Recovered != "" {
-		fmt.Fprintf(&b, "restored the half-done transaction %s first\n", res.Recovered)
-	}
-	switch {
-	case res.ID == "":
-		b.WriteString("nothing applied\n")
-	case rollback:
-		fmt.Fprintf(&b, "rolled back transaction %s", res.ID)
-	case res.RolledBack:
-		fmt.Fprintf(&b, "transaction %s failed and was rolled back", res.ID)
-	default:
-		fmt.Fprintf(&b, "applied transaction %s", res.ID)
-	}
-	if res.ID != "" {
-		if res.Label != "" {
-			fmt.Fprintf(&b, " (%s)", res.Label)
-		}
-		b.WriteString("\n")
-	}
-	for _, t := range res.Targets {
-		fmt.Fprintf(&b, "%s:\n", t.Name)
-		verb := "wrote"
-		if rollback {
-			verb = "restored"
-		}
-		for _, f := range t.Files {
-			fmt.Fprintf(&b, "  %s %s\n", verb, f)
-		}
-		keys := slices.Sorted(maps.Keys(t.After))
-		for _, k := range t.Before.Keys() {
-			if _, ok := t.After[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			before, after := t.Before[k], t.After[k]
-			if before == after {
-				fmt.Fprintf(&b, "  %s: %s (unchanged)\n", k, after)
-			} else {
-				fmt.Fprintf(&b, "  %s: %s → %s\n", k, orDash(before), orDash(after))
-			}
-		}
-	}
-	if len(res.Skipped) > 0 {
-		fmt.Fprintf(&b, "skipped (host-wide; apply them with --host-wide): %s\n", strings.Join(res.Skipped, ", "))
-	}
-	if len(res.Leftovers) > 0 {
-		b.WriteString("NOT put back (fix by hand, then run stacktune rollback again):\n")
-		for _, l := range res.Leftovers {
-			fmt.Fprintf(&b, "  - %s\n", l)
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// dryRun prints the file diffs and each setting's planned step.
-func dryRun(ctx context.Context, targets []apply.Target, opt apply.Options, format string, w io.Writer) error {
-	plan, err := apply.DryRun(ctx, targets, opt)
-	if err != nil {
-		return err
-	}
-	if format == report.JSON {
-		return report.WriteJSON(w, map[string]any{"dry_run": true, "plan": plan})
-	}
-	var b strings.Builder
-	b.WriteString("dry run: nothing is changed\n")
-	for _, f := range plan.Files {
-		switch {
-		case f.Skipped:
-			fmt.Fprintf(&b, "\n%s: %s (host-wide: skipped without --host-wide)\n", f.Target, f.Path)
-		case f.Diff == "":
-			fmt.Fprintf(&b, "\n%s: %s unchanged\n", f.Target, f.Path)
-		case !f.Exists:
-			fmt.Fprintf(&b, "\n%s: would create %s:\n%s", f.Target, f.Path, f.Diff)
-		default:
-			fmt.Fprintf(&b, "\n%s: would change %s:\n%s", f.Target, f.Path, f.Diff)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(plan.Unread)) {
-		fmt.Fprintf(&b, "\n%s: the running values could not be read: %s\n", name, plan.Unread[name])
-	}
-	if len(plan.Steps) > 0 {
-		b.WriteString("\nplan (running value now → wanted, and how):\n")
-	}
-	for _, st := range plan.Steps {
-		fmt.Fprintf(&b, "  %s %s: %s → %s", st.Target, st.Key, orDash(st.Running), st.To)
-		if st.Expect != "" {
-			fmt.Fprintf(&b, " (the server will show %s)", st.Expect)
-		}
-		fmt.Fprintf(&b, "  [%s", st.How)
-		if st.Command != "" {
-			fmt.Fprintf(&b, ": %s", st.Command)
-		}
-		b.WriteString("]")
-		if st.Note != "" {
-			fmt.Fprintf(&b, "  %s", st.Note)
-		}
-		b.WriteString("\n")
-		if st.Problem != "" {
-			fmt.Fprintf(&b, "    PROBLEM: %s\n", st.Problem)
-		}
-	}
-	if len(plan.Problems) > 0 {
-		fmt.Fprintf(&b, "\napply would refuse, changing nothing (%d problem(s)):\n", len(plan.Problems))
-		for _, p := range plan.Problems {
-			fmt.Fprintf(&b, "  - %s\n", p)
-		}
-	}
-	_, err = io.WriteString(w, b.String())
-	return err
-}
-
-// listTransactions prints apply.History.
-func listTransactions(state, format string, w io.Writer) error {
-	hist, err := apply.History(state)
-	if err != nil {
-		return err
-	}
-	if format == report.JSON {
-		if hist == nil {
-			hist = []apply.Summary{}
-		}
-		return report.WriteJSON(w, hist)
-	}
-	if len(hist) == 0 {
-		_, err := fmt.Fprintf(w, "no transactions in %s\n", state)
-		return err
-	}
-	var b strings.Builder
-	for _, s := range hist {
-		fmt.Fprintf(&b, "%s  %-15s  %s", s.ID, s.State, s.Started.Local().Format("2006-01-02 15:04:05"))
-		if s.Label != "" {
-			fmt.Fprintf(&b, "  %s", s.Label)
-		}
-		b.WriteString("\n")
-		for _, f := range s.Files {
-			fmt.Fprintf(&b, "    %s\n", f)
-		}
-		if s.Error != "" {
-			fmt.Fprintf(&b, "    error: %s\n", s.Error)
-		}
-	}
-	_, err = io.WriteString(w, b.String())
 	return err
 }

@@ -83,7 +83,7 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 	var reportFormat string
 	if o.reportPath != "" {
 		var err error
-		if reportFormat, err = demo.ReportFormat(o.reportPath); err != nil {
+		if reportFormat, err = report.LoopReportFormat(o.reportPath); err != nil {
 			return err
 		}
 	}
@@ -92,7 +92,7 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 	if res == nil {
 		return err
 	}
-	if werr := demo.WriteLoop(cmd.OutOrStdout(), res, o.format, nil, ""); werr != nil && err == nil {
+	if werr := report.Loop(cmd.OutOrStdout(), res, o.format, nil, ""); werr != nil && err == nil {
 		err = werr
 	}
 	if o.reportPath != "" {
@@ -111,7 +111,7 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 // writeDemoReport writes the report file (and, for Markdown, the chart
 // beside it), each atomically.
 func writeDemoReport(res *demo.LoopResult, path, format string) error {
-	chart, err := res.Chart()
+	chart, err := report.LoopChart(res)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func writeDemoReport(res *demo.LoopResult, path, format string) error {
 		ref = filepath.Base(svg)
 	}
 	var b bytes.Buffer
-	if err := demo.WriteLoop(&b, res, format, chart, ref); err != nil {
+	if err := report.Loop(&b, res, format, chart, ref); err != nil {
 		return err
 	}
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err })

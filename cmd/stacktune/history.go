@@ -50,19 +50,19 @@ draws it as an SVG, PNG or HTML file (by the file's extension).`,
 	f.StringVar(&o.since, "since", "", "only runs at or after this time (RFC 3339 or 2006-01-02 15:04:05)")
 	f.StringSliceVar(&o.labels, "label", nil, "only these labels")
 	f.IntVar(&o.limit, "limit", 0, "only the last N runs (0 = all)")
-	f.StringVar(&o.format, "format", report.Text, "table format: "+strings.Join(history.TableFormats, ", "))
+	f.StringVar(&o.format, "format", report.Text, "table format: "+strings.Join(report.TransitionFormats, ", "))
 	f.StringVar(&o.chart, "chart", "", "also draw the transitions into this file: .svg, .png or .html")
 	return cmd
 }
 
 func runHistory(ctx context.Context, o historyOptions, stdout io.Writer) error {
-	if err := report.CheckFormat(o.format, history.TableFormats...); err != nil {
+	if err := report.CheckFormat(o.format, report.TransitionFormats...); err != nil {
 		return err
 	}
 	kind := ""
 	if o.chart != "" {
 		var err error
-		if kind, err = history.ChartKind(o.chart); err != nil {
+		if kind, err = report.ChartKind(o.chart); err != nil {
 			return err
 		}
 	}
@@ -92,14 +92,14 @@ func runHistory(ctx context.Context, o historyOptions, stdout io.Writer) error {
 		return fmt.Errorf("no runs in %s match", path)
 	}
 	steps := history.Transitions(runs)
-	if err := history.WriteTable(stdout, steps, o.format); err != nil {
+	if err := report.Transitions(stdout, steps, o.format); err != nil {
 		return err
 	}
 	if kind == "" {
 		return nil
 	}
 	return atomicfile.Write(o.chart, 0o644, func(w io.Writer) error {
-		if err := history.WriteChart(w, steps, runs, kind); err != nil {
+		if err := report.TransitionsChart(w, steps, runs, kind); err != nil {
 			return fmt.Errorf("drawing the chart: %w", err)
 		}
 		return nil

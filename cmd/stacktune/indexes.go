@@ -108,7 +108,7 @@ func runIndexes(ctx context.Context, o indexesOptions, stdin io.Reader, stdout, 
 	}
 	dbName := o.db
 	if dbName == "" {
-		_ = db.QueryRowContext(ctx, "SELECT COALESCE(DATABASE(), '')").Scan(&dbName)
+		dbName, _ = dbconn.CurrentDatabase(ctx, db) // "" when unknown: queries name theirs
 	}
 	res, err := indexadv.Run(ctx, indexadv.Options{
 		Classes: rep.Classes, Source: db, Database: dbName,

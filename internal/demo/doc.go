@@ -36,9 +36,10 @@
 // listed with the reason (host-wide, information only, observability, a
 // code change the app has no switch for).
 //
-// WriteLoop renders the transition table, the findings and changes behind
-// each step and what was not applied, as text, Markdown, HTML (with the
-// chart inline) or JSON ({"steps": [{"label", "scores", "median",
+// Loop only produces data: its result (LoopResult, an alias of
+// loopresult.Result, with the recorded runs for the chart) is rendered by
+// report.Loop as text, Markdown, HTML (with the chart of report.LoopChart
+// inline) or JSON ({"steps": [{"label", "scores", "median",
 // "x_baseline", "findings", ...}], "not_applied": [...]}).
 //
 // # The digest demo (DigestDemo, `stacktune demo digest`)

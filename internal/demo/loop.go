@@ -15,8 +15,10 @@ import (
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/history"
+	"github.com/stacktune/stacktune/internal/demo/loopresult"
 	"github.com/stacktune/stacktune/internal/refapp"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/report"
 )
 
 // LoopOptions configures Loop. The zero value is the full loop.
@@ -52,62 +54,18 @@ const (
 	QuickDuration = 5 * time.Second
 )
 
-// LoopResult is the loop: the shape of `stacktune demo --format json`.
-type LoopResult struct {
-	Steps []StepResult `json:"steps"`
-	// NotApplied are the diagnosis's findings no step took, with why.
-	NotApplied []StepFinding `json:"not_applied"`
-	Stack      StackInfo     `json:"stack"`
-	// History is the SQLite file the runs are in (empty when it was in a
-	// temporary directory).
-	History string `json:"history,omitempty"`
-
-	runs []history.Run // recorded, for the chart
-}
-
-// StackInfo says what was measured.
-type StackInfo struct {
-	MariaDB     string  `json:"mariadb"`
-	Scale       int     `json:"scale"`
-	Runs        int     `json:"runs"`
-	DurationS   float64 `json:"duration_s"`
-	Connections int     `json:"connections"`
-	Cores       int     `json:"cores"`
-	Quick       bool    `json:"quick"`
-}
-
-// StepResult is one step: its runs and the findings it applied.
-type StepResult struct {
-	Label     string        `json:"label"`
-	Scores    []float64     `json:"scores"`
-	Median    float64       `json:"median"`
-	XBaseline float64       `json:"x_baseline"`
-	Findings  []StepFinding `json:"findings"`
-	// Applied lists what changed: files written, DDL run, restarts.
-	Applied []string `json:"applied,omitempty"`
-	// Skipped says why a step did not run (no finding, or its change
-	// failed and was rolled back).
-	Skipped string `json:"skipped,omitempty"`
-	// Failed counts runs that did not pass (a broken page, errors).
-	Failed  int     `json:"failed_runs"`
-	RPS     float64 `json:"rps_median"`
-	P99MS   float64 `json:"p99_ms_median"`
-	ApplyID string  `json:"apply_id,omitempty"`
-	// RolledBack says why the step was undone after it was measured:
-	// every run scored below the worst run of the step before it.
-	RolledBack string `json:"rolled_back,omitempty"`
-}
-
-// StepFinding is a finding behind a step.
-type StepFinding struct {
-	ID       string   `json:"id"`
-	Title    string   `json:"title"`
-	Evidence []string `json:"evidence"`
-	Change   string   `json:"change,omitempty"`
-	Source   string   `json:"source,omitempty"`
-	// Reason is why a finding was not applied (LoopResult.NotApplied).
-	Reason string `json:"reason,omitempty"`
-}
+// The loop's result types live in package loopresult, data only, so
+// package report renders them without importing the loop.
+type (
+	// LoopResult is the loop: the shape of `stacktune demo --format json`.
+	LoopResult = loopresult.Result
+	// StackInfo says what was measured.
+	StackInfo = loopresult.Stack
+	// StepResult is one step: its runs and the findings it applied.
+	StepResult = loopresult.Step
+	// StepFinding is a finding behind a step.
+	StepFinding = loopresult.Finding
+)
 
 // loop is one run of Loop.
 type loop struct {
@@ -171,7 +129,7 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 	defer l.st.stop()
 	defer func() {
 		if res != nil {
-			res.runs = l.runs
+			res.Runs = l.runs
 		}
 	}()
 
@@ -260,9 +218,9 @@ func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyCh
 			return err
 		}
 		sr.XBaseline = sr.Median / res.Steps[0].Median
-		if prev := res.lastKept(); slower(sr.Scores, prev) {
+		if prev := lastKept(res); slower(sr.Scores, prev) {
 			sr.RolledBack = fmt.Sprintf("every run scored below the worst run of the step before (best %s < %s) and the median fell %.0f%%: the change made it slower, so it was rolled back",
-				history.Score(slices.Max(sr.Scores)), history.Score(slices.Min(prev)), 100*(1-history.Median(sr.Scores)/history.Median(prev)))
+				report.Score(slices.Max(sr.Scores)), report.Score(slices.Min(prev)), 100*(1-history.Median(sr.Scores)/history.Median(prev)))
 			l.say("step %q: %s", sr.Label, sr.RolledBack)
 			if _, err := apply.Rollback(ctx, plan.targets, aopt); err != nil {
 				return fmt.Errorf("rolling back %s: %w", sr.Label, err)
@@ -275,7 +233,7 @@ func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyCh
 
 // lastKept is the scores of the last step measured and not rolled back
 // (the baseline first).
-func (r *LoopResult) lastKept() []float64 {
+func lastKept(r *LoopResult) []float64 {
 	for i := len(r.Steps) - 1; i >= 0; i-- {
 		if s := r.Steps[i]; s.Skipped == "" && s.RolledBack == "" {
 			return s.Scores
@@ -345,7 +303,7 @@ func (l *loop) measure(ctx context.Context, sr *StepResult) error {
 		if !sum.Passed {
 			sr.Failed++
 		}
-		l.say("%s run %d/%d: score %s, %.1f req/s, p99 %.0f ms%s", sr.Label, i, l.opt.Runs, history.Score(sum.Score), sum.RPS, sum.LatencyMS.P99, failNote(sum))
+		l.say("%s run %d/%d: score %s, %.1f req/s, p99 %.0f ms%s", sr.Label, i, l.opt.Runs, report.Score(sum.Score), sum.RPS, sum.LatencyMS.P99, failNote(sum))
 	}
 	sr.Median = history.Median(sr.Scores)
 	sr.RPS = history.Median(rps)

@@ -52,7 +52,7 @@ func TestLastKept(t *testing.T) {
 		{Label: "my.cnf", Skipped: "nothing to apply"},
 		{Label: "cache", Scores: []float64{5, 5, 5}, RolledBack: "slower"},
 	}}
-	if got := r.lastKept(); !reflect.DeepEqual(got, []float64{10, 11, 12}) {
+	if got := lastKept(r); !reflect.DeepEqual(got, []float64{10, 11, 12}) {
 		t.Errorf("lastKept = %v, want the indexes step's scores", got)
 	}
 }

@@ -1,4 +1,4 @@
-package history
+package report
 
 import (
 	"bytes"
@@ -35,31 +35,33 @@ var echartsJS = sync.OnceValues(func() (string, error) {
 	return string(b), nil
 })
 
-// htmlChartID fixes the element ID go-echarts would otherwise draw at
+// echartsChartID fixes the element ID go-echarts would otherwise draw at
 // random, so the same steps give the same page.
-const htmlChartID = "stacktune_history"
+const echartsChartID = "stacktune_history"
 
-func cssColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+func echartsColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
 
-// scriptSafe keeps a user's label from ending the inline <script> that
-// carries the chart options: go-echarts writes them as unescaped JSON, so
-// "</" and "<!--" get a zero-width space after the '<' (invisible in the
-// chart).
-var scriptSafe = strings.NewReplacer("</", "<\u200b/", "<!--", "<\u200b!--")
+// echartsScriptSafe keeps a user's label from ending the inline <script>
+// that carries the chart options: go-echarts writes them as unescaped
+// JSON, so "</" and "<!--" get a zero-width space after the '<'
+// (invisible in the chart). It is not an HTML escaper (the labels are in
+// a script, where character references mean nothing): text in HTML goes
+// through htmlEscape.
+var echartsScriptSafe = strings.NewReplacer("</", "<\u200b/", "<!--", "<\u200b!--")
 
-// writeHTMLChart writes a self-contained HTML page with the same chart as
+// writeEChart writes a self-contained HTML page with the same chart as
 // the static kinds (bars for medians, run points, failed runs as red
 // crosses, a dashed line at the first median), with tooltips.
-func writeHTMLChart(w io.Writer, c chartData) (err error) {
+func writeEChart(w io.Writer, c scoreChart) (err error) {
 	js, err := echartsJS()
 	if err != nil {
-		return fmt.Errorf("history: reading the embedded ECharts: %w", err)
+		return fmt.Errorf("reading the embedded ECharts: %w", err)
 	}
 	labels := make([]string, len(c.labels))
 	for i, l := range c.labels {
-		labels[i] = scriptSafe.Replace(l)
+		labels[i] = echartsScriptSafe.Replace(l)
 	}
-	wpx, hpx := ChartSize(len(c.steps))
+	wpx, hpx := scoreChartSize(len(c.steps))
 
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
@@ -67,10 +69,10 @@ func writeHTMLChart(w io.Writer, c chartData) (err error) {
 			PageTitle:  "stacktune: " + strings.ToLower(c.title[:1]) + c.title[1:],
 			Width:      fmt.Sprintf("%dpx", wpx),
 			Height:     fmt.Sprintf("%dpx", hpx),
-			ChartID:    htmlChartID,
+			ChartID:    echartsChartID,
 			AssetsHost: "", // nothing is loaded from a host: see echartsGz
 		}),
-		charts.WithTitleOpts(opts.Title{Title: c.title, Subtitle: scriptSafe.Replace(c.subtitle), Left: "center"}),
+		charts.WithTitleOpts(opts.Title{Title: c.title, Subtitle: echartsScriptSafe.Replace(c.subtitle), Left: "center"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0"}),
 		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Interval: "0", Rotate: 30}}),
@@ -88,7 +90,7 @@ func writeHTMLChart(w io.Writer, c chartData) (err error) {
 		medians[i] = opts.BarData{Value: math.Round(s.Median*100) / 100} // as Score shows it
 	}
 	seriesOpts := []charts.SeriesOpts{
-		charts.WithItemStyleOpts(opts.ItemStyle{Color: cssColor(barColor)}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: echartsColor(chartBarColor)}),
 		charts.WithBarChartOpts(opts.BarChart{BarWidth: "60%"}),
 		// The median's value at the foot of its bar, clear of the points.
 		charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Position: "insideBottom"}),
@@ -98,7 +100,7 @@ func writeHTMLChart(w io.Writer, c chartData) (err error) {
 			charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "first median", YAxis: c.steps[0].Median}),
 			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{
 				Symbol:    []string{"none", "none"},
-				LineStyle: &opts.LineStyle{Color: cssColor(baselineGray), Type: "dashed"},
+				LineStyle: &opts.LineStyle{Color: echartsColor(chartBaselineGray), Type: "dashed"},
 				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideStartTop", Formatter: "first median {c}"},
 			}))
 	}
@@ -112,7 +114,7 @@ func writeHTMLChart(w io.Writer, c chartData) (err error) {
 	var ok, failed []opts.ScatterData
 	for i, s := range c.steps {
 		for j, v := range s.Scores {
-			d := opts.ScatterData{Value: []any{float64(i) + jitter(j, len(s.Scores)), v}}
+			d := opts.ScatterData{Value: []any{float64(i) + chartJitter(j, len(s.Scores)), v}}
 			if c.passed != nil && !c.passed[i][j] {
 				failed = append(failed, d)
 			} else {
@@ -125,12 +127,12 @@ func writeHTMLChart(w io.Writer, c chartData) (err error) {
 		Formatter: opts.FuncOpts(`function (p) { return p.seriesName + ': ' + p.value[1]; }`),
 	})
 	points.AddSeries("run", ok,
-		charts.WithItemStyleOpts(opts.ItemStyle{Color: cssColor(pointColor)}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: echartsColor(chartPointColor)}),
 		charts.WithScatterChartOpts(opts.ScatterChart{XAxisIndex: 1, SymbolSize: 8}),
 		pointTip)
 	if len(failed) > 0 {
 		points.AddSeries("failed run", failed,
-			charts.WithItemStyleOpts(opts.ItemStyle{Color: cssColor(failColor)}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: echartsColor(chartFailColor)}),
 			charts.WithScatterChartOpts(opts.ScatterChart{XAxisIndex: 1, Symbol: "diamond", SymbolSize: 10}),
 			pointTip)
 	}
@@ -139,11 +141,11 @@ func writeHTMLChart(w io.Writer, c chartData) (err error) {
 	// go-echarts panics on template errors; turn that into an error.
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("history: rendering the HTML chart: %v", r)
+			err = fmt.Errorf("rendering the HTML chart: %v", r)
 		}
 	}()
 	if err := bar.Render(w); err != nil {
-		return fmt.Errorf("history: writing the HTML chart: %w", err)
+		return fmt.Errorf("writing the HTML chart: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package history
+package report
 
 import (
 	"bytes"
@@ -8,18 +8,46 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacktune/stacktune/history"
 	"github.com/stacktune/stacktune/internal/golden"
 )
 
-// sampleRuns is an ISUCON-like afternoon: a baseline, three changes, a
+// historyT0 is when the sample runs start.
+var historyT0 = time.Date(2025, 11, 1, 10, 0, 0, 0, time.UTC)
+
+// historyRunsOf makes runs from label/score pairs, one minute apart; a
+// label written "!label" is a failed run of label.
+func historyRunsOf(pairs ...any) []history.Run {
+	var runs []history.Run
+	for i := 0; i+1 < len(pairs); i += 2 {
+		label := pairs[i].(string)
+		failed := strings.HasPrefix(label, "!")
+		var score float64
+		switch v := pairs[i+1].(type) {
+		case int:
+			score = float64(v)
+		case float64:
+			score = v
+		default:
+			panic("not a number")
+		}
+		runs = append(runs, history.Run{
+			Label: strings.TrimPrefix(label, "!"), Score: score, Passed: !failed,
+			Started: historyT0.Add(time.Duration(len(runs)) * time.Minute),
+		})
+	}
+	return runs
+}
+
+// historySample is an ISUCON-like afternoon: a baseline, three changes, a
 // revert measured again, a Japanese label and one with Markdown
 // characters.
-func sampleRuns() []Run {
-	var runs []Run
+func historySample() []history.Run {
+	var runs []history.Run
 	add := func(label string, rps float64, p99 time.Duration, scores ...float64) {
 		for i, s := range scores {
-			runs = append(runs, Run{
-				Label: label, Started: t0.Add(time.Duration(len(runs)) * 3 * time.Minute),
+			runs = append(runs, history.Run{
+				Label: label, Started: historyT0.Add(time.Duration(len(runs)) * 3 * time.Minute),
 				Target: "http://127.0.0.1:8080/", Score: s, Passed: s > 0,
 				Requests: int64(s * 10), RPS: rps + float64(i), P99: p99 + time.Duration(i)*time.Millisecond,
 			})
@@ -35,30 +63,30 @@ func sampleRuns() []Run {
 	return runs
 }
 
-func TestWriteTableGolden(t *testing.T) {
+func TestTransitionsGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		runs []Run
+		runs []history.Run
 	}{
-		{"transitions", sampleRuns()},
-		{"zero-baseline", runsOf("!broken app", 0, "!broken app", 0, "fixed", 1000, "faster", 1500.5)},
+		{"transitions", historySample()},
+		{"zero-baseline", historyRunsOf("!broken app", 0, "!broken app", 0, "fixed", 1000, "faster", 1500.5)},
 		{"empty", nil},
 	} {
 		for _, f := range []struct{ format, ext string }{{"text", "txt"}, {"markdown", "md"}, {"json", "json"}} {
 			t.Run(tc.name+"/"+f.format, func(t *testing.T) {
 				var b bytes.Buffer
-				if err := WriteTable(&b, Transitions(tc.runs), f.format); err != nil {
+				if err := Transitions(&b, history.Transitions(tc.runs), f.format); err != nil {
 					t.Fatal(err)
 				}
-				golden.Check(t, filepath.Join("testdata", tc.name+"."+f.ext), b.Bytes())
+				golden.Check(t, filepath.Join("testdata", "transitions", tc.name+"."+f.ext), b.Bytes())
 			})
 		}
 	}
 }
 
-func TestWriteTableText(t *testing.T) {
+func TestTransitionsText(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTable(&b, Transitions(sampleRuns()), "text"); err != nil {
+	if err := Transitions(&b, history.Transitions(historySample()), "text"); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
@@ -72,10 +100,10 @@ func TestWriteTableText(t *testing.T) {
 	}
 }
 
-func TestWriteTableJSONIsValid(t *testing.T) {
-	for _, runs := range [][]Run{sampleRuns(), runsOf("zero", 0, "one", 1), nil} {
+func TestTransitionsJSONIsValid(t *testing.T) {
+	for _, runs := range [][]history.Run{historySample(), historyRunsOf("zero", 0, "one", 1), nil} {
 		var b bytes.Buffer
-		if err := WriteTable(&b, Transitions(runs), "json"); err != nil {
+		if err := Transitions(&b, history.Transitions(runs), "json"); err != nil {
 			t.Fatal(err)
 		}
 		var v struct {
@@ -90,8 +118,8 @@ func TestWriteTableJSONIsValid(t *testing.T) {
 	}
 }
 
-func TestWriteTableUnknownFormat(t *testing.T) {
-	err := WriteTable(&bytes.Buffer{}, nil, "csv")
+func TestTransitionsUnknownFormat(t *testing.T) {
+	err := Transitions(&bytes.Buffer{}, nil, "csv")
 	if err == nil || !strings.Contains(err.Error(), "markdown") {
 		t.Errorf("err = %v, want one naming the accepted formats", err)
 	}

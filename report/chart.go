@@ -1,4 +1,4 @@
-package history
+package report
 
 import (
 	"errors"
@@ -18,30 +18,32 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/stacktune/stacktune/history"
 )
 
-// Chart kinds accepted by WriteChart.
+// Chart kinds accepted by TransitionsChart.
 const (
-	SVG  = "svg"
-	PNG  = "png"
-	HTML = "html"
+	ChartSVG  = "svg"
+	ChartPNG  = "png"
+	ChartHTML = "html"
 )
 
 // ChartKinds lists the chart kinds, in the order error messages name them.
-var ChartKinds = []string{SVG, PNG, HTML}
+var ChartKinds = []string{ChartSVG, ChartPNG, ChartHTML}
 
-// ErrNoSteps is returned by WriteChart when there is nothing to draw.
-var ErrNoSteps = errors.New("history: no runs to chart")
+// ErrNoSteps is returned by TransitionsChart when there is nothing to draw.
+var ErrNoSteps = errors.New("no runs to chart")
 
-// Chart size. Static charts are ChartHeight pixels high (at 96 dpi) and
-// ChartWidth wide, or StepWidth per step when that is wider (up to
-// maxChartWidth), so many steps keep readable labels.
+// Chart size. Static charts are scoreChartHeight pixels high (at 96 dpi)
+// and scoreChartWidth wide, or scoreChartStepWidth per step when that is
+// wider (up to scoreChartMaxWidth), so many steps keep readable labels.
 const (
-	ChartWidth    = 960
-	ChartHeight   = 540
-	StepWidth     = 80
-	maxChartWidth = 4000
-	chartDPI      = 96
+	scoreChartWidth     = 960
+	scoreChartHeight    = 540
+	scoreChartStepWidth = 80
+	scoreChartMaxWidth  = 4000
+	scoreChartDPI       = 96
 )
 
 // ChartKind returns the chart kind for an output file from its extension:
@@ -49,75 +51,77 @@ const (
 func ChartKind(path string) (string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".svg":
-		return SVG, nil
+		return ChartSVG, nil
 	case ".png":
-		return PNG, nil
+		return ChartPNG, nil
 	case ".html", ".htm":
-		return HTML, nil
+		return ChartHTML, nil
 	}
-	return "", fmt.Errorf("history: cannot tell the chart kind of %q: use a .svg, .png or .html file", path)
+	return "", fmt.Errorf("cannot tell the chart kind of %q: use a .svg, .png or .html file", path)
 }
 
-// ChartSize returns the pixel size of an SVG or PNG chart of n steps.
-func ChartSize(n int) (w, h int) {
-	return min(max(ChartWidth, n*StepWidth), maxChartWidth), ChartHeight
+// scoreChartSize returns the pixel size of an SVG or PNG chart of n
+// steps.
+func scoreChartSize(n int) (w, h int) {
+	return min(max(scoreChartWidth, n*scoreChartStepWidth), scoreChartMaxWidth), scoreChartHeight
 }
 
-// WriteChart draws the score transitions: for each step (x axis, labelled
+// TransitionsChart draws the score transitions of history.Transitions: for each step (x axis, labelled
 // "1. label" in table order) a bar up to its median score, every run's
 // score as a point (a red cross for a run that did not pass), the median
 // above the points, and a dashed line at the first step's median. runs are
-// the runs steps were made from (Transitions(runs)); they give each point
+// the runs steps were made from (history.Transitions(runs)); they give each point
 // its pass/fail mark and the subtitle (target, scenario, dates). Runs that
 // do not line up with steps are ignored, and every point is drawn as a run.
 //
-// kind is "svg" or "png" (gonum/plot, ChartSize pixels) or "html" (a
-// self-contained ECharts page, see writeHTMLChart).
-func WriteChart(w io.Writer, steps []Step, runs []Run, kind string) error {
+// kind is "svg" or "png" (gonum/plot, 960x540 pixels or wider for many
+// steps) or "html" (a
+// self-contained ECharts page that works offline, see writeEChart).
+func TransitionsChart(w io.Writer, steps []history.Step, runs []history.Run, kind string) error {
 	switch kind {
-	case SVG, PNG, HTML:
+	case ChartSVG, ChartPNG, ChartHTML:
 	default:
-		return fmt.Errorf("history: unknown chart kind %q: use one of %s", kind, strings.Join(ChartKinds, ", "))
+		return fmt.Errorf("unknown chart kind %q: use one of %s", kind, strings.Join(ChartKinds, ", "))
 	}
 	if len(steps) == 0 {
 		return ErrNoSteps
 	}
-	c := newChartData(steps, runs)
-	if kind == HTML {
-		return writeHTMLChart(w, c)
+	c := newScoreChart(steps, runs)
+	if kind == ChartHTML {
+		return writeEChart(w, c)
 	}
 	return writePlot(w, c, kind)
 }
 
-// chartData is what both chart back ends draw.
-type chartData struct {
+// scoreChart is what both chart back ends draw.
+type scoreChart struct {
 	title, subtitle string
-	steps           []Step
+	steps           []history.Step
 	labels          []string // "1. label"
 	passed          [][]bool // per step, per run; nil when runs did not line up
 	anyFailed       bool
 }
 
-const chartTitle = "Score transitions"
+const scoreChartTitle = "Score transitions"
 
-func newChartData(steps []Step, runs []Run) chartData {
-	c := chartData{title: chartTitle, steps: steps}
+func newScoreChart(steps []history.Step, runs []history.Run) scoreChart {
+	c := scoreChart{title: scoreChartTitle, steps: steps}
 	for i, s := range steps {
-		c.labels = append(c.labels, fmt.Sprintf("%d. %s", i+1, displayLabel(s)))
+		c.labels = append(c.labels, fmt.Sprintf("%d. %s", i+1, stepLabel(s)))
 	}
-	if p, ok := matchRuns(steps, runs); ok {
+	if p, ok := matchChartRuns(steps, runs); ok {
 		c.passed = p
 		for _, s := range steps {
 			c.anyFailed = c.anyFailed || s.Passed < s.Runs
 		}
 	}
-	c.subtitle = subtitle(runs)
+	c.subtitle = chartSubtitle(runs)
 	return c
 }
 
-// matchRuns splits runs along steps, checking that they are the runs the
-// steps were made from.
-func matchRuns(steps []Step, runs []Run) ([][]bool, bool) {
+// matchChartRuns splits runs along steps, checking that they are the runs
+// the steps were made from.
+func matchChartRuns(steps []history.Step, runs []history.Run) ([][]bool, bool) {
 	out := make([][]bool, len(steps))
 	k := 0
 	for i, s := range steps {
@@ -136,9 +140,9 @@ func matchRuns(steps []Step, runs []Run) ([][]bool, bool) {
 	return out, k == len(runs)
 }
 
-// subtitle names the target and scenario when all runs share them, and the
-// dates the runs span.
-func subtitle(runs []Run) string {
+// chartSubtitle names the target and scenario when all runs share them,
+// and the dates the runs span.
+func chartSubtitle(runs []history.Run) string {
 	if len(runs) == 0 {
 		return ""
 	}
@@ -160,7 +164,7 @@ func subtitle(runs []Run) string {
 		}
 	}
 	if target != "" {
-		parts = append(parts, StripCredentials(target))
+		parts = append(parts, history.StripCredentials(target))
 	}
 	if scenario != "" {
 		parts = append(parts, "scenario "+scenario)
@@ -178,10 +182,10 @@ func subtitle(runs []Run) string {
 
 // Colours shared by both back ends.
 var (
-	barColor     = color.RGBA{R: 0xb8, G: 0xcc, B: 0xe4, A: 0xff}
-	pointColor   = color.RGBA{R: 0x1f, G: 0x4e, B: 0x89, A: 0xff}
-	failColor    = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
-	baselineGray = color.RGBA{R: 0x70, G: 0x70, B: 0x70, A: 0xff}
+	chartBarColor     = color.RGBA{R: 0xb8, G: 0xcc, B: 0xe4, A: 0xff}
+	chartPointColor   = color.RGBA{R: 0x1f, G: 0x4e, B: 0x89, A: 0xff}
+	chartFailColor    = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	chartBaselineGray = color.RGBA{R: 0x70, G: 0x70, B: 0x70, A: 0xff}
 )
 
 // maxTickLabel is the longest x tick label, in characters, before it is
@@ -191,8 +195,8 @@ const (
 	rotateAfter  = 10
 )
 
-// jitter spreads k points of one step around its x position.
-func jitter(j, k int) float64 {
+// chartJitter spreads k points of one step around its x position.
+func chartJitter(j, k int) float64 {
 	if k <= 1 {
 		return 0
 	}
@@ -200,20 +204,20 @@ func jitter(j, k int) float64 {
 	return -spread/2 + spread*float64(j)/float64(k-1)
 }
 
-func writePlot(w io.Writer, c chartData, kind string) error {
+func writePlot(w io.Writer, c scoreChart, kind string) error {
 	p, err := buildPlot(c, kind)
 	if err != nil {
 		return err
 	}
-	wpx, hpx := ChartSize(len(c.steps))
-	cw, err := draw.NewFormattedCanvas(vg.Length(wpx)*vg.Inch/chartDPI, vg.Length(hpx)*vg.Inch/chartDPI, kind)
+	wpx, hpx := scoreChartSize(len(c.steps))
+	cw, err := draw.NewFormattedCanvas(vg.Length(wpx)*vg.Inch/scoreChartDPI, vg.Length(hpx)*vg.Inch/scoreChartDPI, kind)
 	if err != nil {
-		return fmt.Errorf("history: drawing the chart: %w", err)
+		return fmt.Errorf("drawing the chart: %w", err)
 	}
 	dc := draw.New(cw)
 	p.Draw(draw.Crop(dc, leftOverhang(p, dc, len(c.steps)), 0, 0, 0))
 	if _, err := cw.WriteTo(w); err != nil {
-		return fmt.Errorf("history: writing the chart: %w", err)
+		return fmt.Errorf("writing the chart: %w", err)
 	}
 	return nil
 }
@@ -238,7 +242,7 @@ func leftOverhang(p *plot.Plot, dc draw.Canvas, n int) vg.Length {
 	return (-left + vg.Points(pad)) / vg.Length(1-0.5/float64(n))
 }
 
-func buildPlot(c chartData, kind string) (*plot.Plot, error) {
+func buildPlot(c scoreChart, kind string) (*plot.Plot, error) {
 	n := len(c.steps)
 	p := plot.New()
 	p.Title.Text = c.title
@@ -247,7 +251,7 @@ func buildPlot(c chartData, kind string) (*plot.Plot, error) {
 	}
 	p.Title.Padding = vg.Points(6)
 	p.Y.Label.Text = "score"
-	p.Y.Tick.Marker = niceTicks{}
+	p.Y.Tick.Marker = chartTicks{}
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 
 	ticks := make([]plot.Tick, n)
@@ -257,8 +261,8 @@ func buildPlot(c chartData, kind string) (*plot.Plot, error) {
 		if utf8.RuneCountInString(l) > maxTickLabel {
 			l = string([]rune(l)[:maxTickLabel-1]) + "…"
 		}
-		if kind == PNG {
-			l = drawable(face, l)
+		if kind == ChartPNG {
+			l = chartDrawable(face, l)
 		}
 		rotate = rotate || utf8.RuneCountInString(l) > rotateAfter
 		ticks[i] = plot.Tick{Value: float64(i), Label: l}
@@ -281,13 +285,13 @@ func buildPlot(c chartData, kind string) (*plot.Plot, error) {
 		medians[i] = s.Median
 		lo, hi = math.Min(lo, s.Min), math.Max(hi, s.Max)
 	}
-	wpx, _ := ChartSize(n)
-	plotWidth := vg.Length(wpx)*vg.Inch/chartDPI - vg.Points(70)
+	wpx, _ := scoreChartSize(n)
+	plotWidth := vg.Length(wpx)*vg.Inch/scoreChartDPI - vg.Points(70)
 	bars, err := plotter.NewBarChart(medians, min(plotWidth/vg.Length(n)*0.6, vg.Points(72)))
 	if err != nil {
-		return nil, fmt.Errorf("history: chart bars: %w", err)
+		return nil, fmt.Errorf("chart bars: %w", err)
 	}
-	bars.Color = barColor
+	bars.Color = chartBarColor
 	bars.LineStyle.Width = 0
 	p.Add(bars)
 	p.Legend.Add("median", bars)
@@ -295,9 +299,9 @@ func buildPlot(c chartData, kind string) (*plot.Plot, error) {
 	if b := c.steps[0].Median; c.steps[0].HasFirst {
 		line, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: b}, {X: float64(n) - 0.5, Y: b}})
 		if err != nil {
-			return nil, fmt.Errorf("history: chart baseline: %w", err)
+			return nil, fmt.Errorf("chart baseline: %w", err)
 		}
-		line.Color = baselineGray
+		line.Color = chartBaselineGray
 		line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(line)
 		p.Legend.Add("first median", line)
@@ -306,7 +310,7 @@ func buildPlot(c chartData, kind string) (*plot.Plot, error) {
 	var ok, failed plotter.XYs
 	for i, s := range c.steps {
 		for j, v := range s.Scores {
-			pt := plotter.XY{X: float64(i) + jitter(j, len(s.Scores)), Y: v}
+			pt := plotter.XY{X: float64(i) + chartJitter(j, len(s.Scores)), Y: v}
 			if c.passed != nil && !c.passed[i][j] {
 				failed = append(failed, pt)
 			} else {
@@ -317,18 +321,18 @@ func buildPlot(c chartData, kind string) (*plot.Plot, error) {
 	if len(ok) > 0 {
 		sc, err := plotter.NewScatter(ok)
 		if err != nil {
-			return nil, fmt.Errorf("history: chart points: %w", err)
+			return nil, fmt.Errorf("chart points: %w", err)
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: pointColor, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+		sc.GlyphStyle = draw.GlyphStyle{Color: chartPointColor, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 		p.Add(sc)
 		p.Legend.Add("run", sc)
 	}
 	if len(failed) > 0 {
 		sc, err := plotter.NewScatter(failed)
 		if err != nil {
-			return nil, fmt.Errorf("history: chart points: %w", err)
+			return nil, fmt.Errorf("chart points: %w", err)
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: failColor, Radius: vg.Points(4.5), Shape: boldCross{}}
+		sc.GlyphStyle = draw.GlyphStyle{Color: chartFailColor, Radius: vg.Points(4.5), Shape: chartCross{}}
 		p.Add(sc)
 		p.Legend.Add("failed run", sc)
 	}
@@ -342,7 +346,7 @@ func buildPlot(c chartData, kind string) (*plot.Plot, error) {
 	}
 	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
 	if err != nil {
-		return nil, fmt.Errorf("history: chart labels: %w", err)
+		return nil, fmt.Errorf("chart labels: %w", err)
 	}
 	for i := range labels.TextStyle {
 		labels.TextStyle[i].XAlign = draw.XCenter
@@ -370,11 +374,11 @@ func buildPlot(c chartData, kind string) (*plot.Plot, error) {
 	return p, nil
 }
 
-// drawable replaces the characters the chart font (Liberation, embedded
+// chartDrawable replaces the characters the chart font (Liberation, embedded
 // in gonum/plot) has no glyph for, such as Japanese, with '?': a PNG would
 // otherwise leave a gap the width of the missing glyphs and misplace the
 // label. SVG keeps them, since viewers fall back to fonts that have them.
-func drawable(face font.Face, s string) string {
+func chartDrawable(face font.Face, s string) string {
 	if face.Face == nil {
 		return s
 	}
@@ -387,11 +391,11 @@ func drawable(face font.Face, s string) string {
 	}, s)
 }
 
-// boldCross is draw.CrossGlyph drawn with a thicker line, to stand out
+// chartCross is draw.CrossGlyph drawn with a thicker line, to stand out
 // among the points.
-type boldCross struct{}
+type chartCross struct{}
 
-func (boldCross) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+func (chartCross) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.5)})
 	r := sty.Radius * vg.Length(math.Cos(math.Pi/4))
 	for _, d := range []vg.Point{{X: r, Y: r}, {X: r, Y: -r}} {
@@ -402,12 +406,12 @@ func (boldCross) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	}
 }
 
-// niceTicks labels about five round values (1, 2 or 5 times a power of
+// chartTicks labels about five round values (1, 2 or 5 times a power of
 // ten) with an unlabelled tick between each, where plot.DefaultTicks often
 // labels only two or three.
-type niceTicks struct{}
+type chartTicks struct{}
 
-func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+func (chartTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
 	}

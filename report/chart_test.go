@@ -1,4 +1,4 @@
-package history
+package report
 
 import (
 	"bytes"
@@ -15,18 +15,21 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+
+	"github.com/stacktune/stacktune/history"
 )
 
-// sampleLabels are the tick labels of sampleRuns, as charts show them.
-var sampleLabels = []string{
+// historySampleLabels are the tick labels of historySample, as charts
+// show them.
+var historySampleLabels = []string{
 	"1. baseline", "2. add index on relations", "3. N+1 fix in GET /api/isu", "4. baseline (again)",
 	"5. nginx で静的ファイル配信", "6. (no label)", "7. cache | *all* the_things",
 }
 
-func chart(t *testing.T, runs []Run, kind string) []byte {
+func drawChart(t *testing.T, runs []history.Run, kind string) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteChart(&b, Transitions(runs), runs, kind); err != nil {
+	if err := TransitionsChart(&b, history.Transitions(runs), runs, kind); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -37,10 +40,10 @@ func TestChartKind(t *testing.T) {
 		path, want string
 		err        bool
 	}{
-		{"scores.svg", SVG, false},
-		{"/tmp/a.b/scores.PNG", PNG, false},
-		{"report.html", HTML, false},
-		{"report.htm", HTML, false},
+		{"scores.svg", ChartSVG, false},
+		{"/tmp/a.b/scores.PNG", ChartPNG, false},
+		{"report.html", ChartHTML, false},
+		{"report.htm", ChartHTML, false},
 		{"scores.pdf", "", true},
 		{"scores", "", true},
 		{"svg", "", true},
@@ -54,13 +57,13 @@ func TestChartKind(t *testing.T) {
 	}
 }
 
-func TestWriteChartErrors(t *testing.T) {
-	runs := sampleRuns()
-	if err := WriteChart(io.Discard, Transitions(runs), runs, "pdf"); err == nil || !strings.Contains(err.Error(), "svg, png, html") {
+func TestTransitionsChartErrors(t *testing.T) {
+	runs := historySample()
+	if err := TransitionsChart(io.Discard, history.Transitions(runs), runs, "pdf"); err == nil || !strings.Contains(err.Error(), "svg, png, html") {
 		t.Errorf("unknown kind: %v", err)
 	}
 	for _, kind := range ChartKinds {
-		if err := WriteChart(io.Discard, nil, nil, kind); !errors.Is(err, ErrNoSteps) {
+		if err := TransitionsChart(io.Discard, nil, nil, kind); !errors.Is(err, ErrNoSteps) {
 			t.Errorf("%s of no steps: %v, want ErrNoSteps", kind, err)
 		}
 	}
@@ -98,8 +101,8 @@ func svgText(t *testing.T, doc []byte) string {
 }
 
 func TestSVGChart(t *testing.T) {
-	text := svgText(t, chart(t, sampleRuns(), SVG))
-	for _, want := range append(sampleLabels, chartTitle, "http://127.0.0.1:8080/", "score", "median", "failed run", "15000.5") {
+	text := svgText(t, drawChart(t, historySample(), ChartSVG))
+	for _, want := range append(historySampleLabels, scoreChartTitle, "http://127.0.0.1:8080/", "score", "median", "failed run", "15000.5") {
 		if !strings.Contains(text, want) {
 			t.Errorf("SVG text lacks %q", want)
 		}
@@ -112,7 +115,7 @@ func TestSVGChartLongLabels(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		pairs = append(pairs, long+string(rune('A'+i)), i*100)
 	}
-	text := svgText(t, chart(t, runsOf(pairs...), SVG))
+	text := svgText(t, drawChart(t, historyRunsOf(pairs...), ChartSVG))
 	if strings.Contains(text, long) {
 		t.Error("a long label was not shortened")
 	}
@@ -124,17 +127,17 @@ func TestSVGChartLongLabels(t *testing.T) {
 func TestPNGChart(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		runs       []Run
+		runs       []history.Run
 		wantW      int
 		wantHeight int
 	}{
-		{"sample", sampleRuns(), ChartWidth, ChartHeight},
-		{"one run", runsOf("only", 5), ChartWidth, ChartHeight},
-		{"zero scores", runsOf("!down", 0, "!down", 0), ChartWidth, ChartHeight},
-		{"many steps widen the chart", runsOf(manySteps(20)...), 20 * StepWidth, ChartHeight},
+		{"sample", historySample(), 960, 540},
+		{"one run", historyRunsOf("only", 5), 960, 540},
+		{"zero scores", historyRunsOf("!down", 0, "!down", 0), 960, 540},
+		{"many steps widen the chart", historyRunsOf(manySteps(20)...), 20 * 80, 540},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			img, err := png.Decode(bytes.NewReader(chart(t, tc.runs, PNG)))
+			img, err := png.Decode(bytes.NewReader(drawChart(t, tc.runs, ChartPNG)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,8 +159,8 @@ func manySteps(n int) []any {
 var scriptSrc = regexp.MustCompile(`(?i)<script[^>]*\bsrc\s*=`)
 
 func TestHTMLChart(t *testing.T) {
-	page := string(chart(t, sampleRuns(), HTML))
-	for _, want := range append(sampleLabels, chartTitle, "http://127.0.0.1:8080/", `"failed run"`, "echarts.init(") {
+	page := string(drawChart(t, historySample(), ChartHTML))
+	for _, want := range append(historySampleLabels, scoreChartTitle, "http://127.0.0.1:8080/", `"failed run"`, "echarts.init(") {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -180,8 +183,8 @@ func TestHTMLChart(t *testing.T) {
 }
 
 func TestHTMLChartLabelCannotEndTheScript(t *testing.T) {
-	runs := runsOf("</script><script>alert(1)</script>", 1, "<!-- x", 2)
-	page := string(chart(t, runs, HTML))
+	runs := historyRunsOf("</script><script>alert(1)</script>", 1, "<!-- x", 2)
+	page := string(drawChart(t, runs, ChartHTML))
 	js, _ := echartsJS()
 	rest := strings.Replace(page, js, "", 1)
 	// Scripts: the inlined ECharts and the chart's own.
@@ -197,7 +200,7 @@ func TestHTMLChartLabelCannotEndTheScript(t *testing.T) {
 }
 
 func TestHTMLChartDeterministic(t *testing.T) {
-	a, b := chart(t, sampleRuns(), HTML), chart(t, sampleRuns(), HTML)
+	a, b := drawChart(t, historySample(), ChartHTML), drawChart(t, historySample(), ChartHTML)
 	if !bytes.Equal(a, b) {
 		t.Error("two renderings of the same runs differ")
 	}
@@ -225,50 +228,50 @@ func TestEChartsAsset(t *testing.T) {
 	}
 }
 
-func TestMatchRuns(t *testing.T) {
-	runs := sampleRuns()
-	steps := Transitions(runs)
-	if _, ok := matchRuns(steps, runs); !ok {
+func TestMatchChartRuns(t *testing.T) {
+	runs := historySample()
+	steps := history.Transitions(runs)
+	if _, ok := matchChartRuns(steps, runs); !ok {
 		t.Error("the runs the steps came from do not match")
 	}
-	for name, other := range map[string][]Run{
+	for name, other := range map[string][]history.Run{
 		"none":           nil,
 		"one short":      runs[:len(runs)-1],
-		"one extra":      append(sampleRuns(), Run{Label: "x"}),
-		"different runs": runsOf("a", 1, "b", 2),
+		"one extra":      append(historySample(), history.Run{Label: "x"}),
+		"different runs": historyRunsOf("a", 1, "b", 2),
 	} {
-		if _, ok := matchRuns(steps, other); ok {
+		if _, ok := matchChartRuns(steps, other); ok {
 			t.Errorf("%s: matched", name)
 		}
 	}
 	// Unmatched runs still chart, every point as a run.
-	c := newChartData(steps, runsOf("a", 1))
+	c := newScoreChart(steps, historyRunsOf("a", 1))
 	if c.passed != nil {
 		t.Error("passed marks from runs that do not match")
 	}
 }
 
-func TestSubtitle(t *testing.T) {
+func TestChartSubtitle(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		runs []Run
+		runs []history.Run
 		want string
 	}{
 		{"none", nil, ""},
-		{"one target, one day", sampleRuns(), "http://127.0.0.1:8080/, 2025-11-01"},
-		{"scenario", []Run{{Target: "http://u:p@h/", Scenario: "login", Started: t0}}, "http://h/, scenario login, 2025-11-01"},
-		{"mixed targets, several days", []Run{{Target: "http://a/", Started: t0}, {Target: "http://b/", Started: t0.AddDate(0, 0, 2)}}, "2025-11-01 to 2025-11-03"},
-		{"no times", []Run{{Target: "http://a/"}}, "http://a/"},
+		{"one target, one day", historySample(), "http://127.0.0.1:8080/, 2025-11-01"},
+		{"scenario", []history.Run{{Target: "http://u:p@h/", Scenario: "login", Started: historyT0}}, "http://h/, scenario login, 2025-11-01"},
+		{"mixed targets, several days", []history.Run{{Target: "http://a/", Started: historyT0}, {Target: "http://b/", Started: historyT0.AddDate(0, 0, 2)}}, "2025-11-01 to 2025-11-03"},
+		{"no times", []history.Run{{Target: "http://a/"}}, "http://a/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := subtitle(tc.runs); got != tc.want {
-				t.Errorf("subtitle = %q, want %q", got, tc.want)
+			if got := chartSubtitle(tc.runs); got != tc.want {
+				t.Errorf("chartSubtitle = %q, want %q", got, tc.want)
 			}
 		})
 	}
 }
 
-func TestDrawable(t *testing.T) {
+func TestChartDrawable(t *testing.T) {
 	p := plot.New()
 	sty := p.X.Tick.Label
 	face := sty.Handler.Cache().Lookup(sty.Font, sty.Font.Size)
@@ -277,8 +280,8 @@ func TestDrawable(t *testing.T) {
 		{"N+1 fix | *x* é ü …", "N+1 fix | *x* é ü …"},
 		{"nginx で静的", "nginx ???"},
 	} {
-		if got := drawable(face, tc.in); got != tc.want {
-			t.Errorf("drawable(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := chartDrawable(face, tc.in); got != tc.want {
+			t.Errorf("chartDrawable(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

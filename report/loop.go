@@ -1,78 +1,97 @@
-package demo
+package report
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"html"
 	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/stacktune/stacktune/history"
-	"github.com/stacktune/stacktune/report"
+	"github.com/stacktune/stacktune/internal/demo/loopresult"
 )
 
-// LoopFormats are the formats of WriteLoop.
-var LoopFormats = []string{report.Text, report.Markdown, report.JSON, "html"}
+// LoopFormats are the formats Loop renders. Its HTML is a page of its
+// own (the table, the findings and the chart inline), not an HTMLPage.
+var LoopFormats = []string{Text, Markdown, JSON, HTML}
 
-// ReportFormat is the report format of a file, from its extension:
-// .md (Markdown) or .html/.htm.
-func ReportFormat(path string) (string, error) {
+// LoopReportFormat is the format of a demo loop report file, from its
+// extension: .md or .markdown (Markdown), .html or .htm (HTML).
+func LoopReportFormat(path string) (string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".md", ".markdown":
-		return report.Markdown, nil
+		return Markdown, nil
 	case ".html", ".htm":
-		return "html", nil
+		return HTML, nil
 	}
 	return "", fmt.Errorf("report %s: use a .md or .html file", path)
 }
 
-// WriteLoop writes the loop's transition table, the findings behind each
-// step and what was not applied. chart, when given, is an SVG of the
-// transitions: Markdown links it (chartRef), HTML inlines it.
-func WriteLoop(w io.Writer, r *LoopResult, format string, chart []byte, chartRef string) error {
-	if err := report.CheckFormat(format, LoopFormats...); err != nil {
+// Loop writes the demo loop's transition table, the findings behind each
+// step and what was not applied, in one of LoopFormats. chart, when
+// given, is an SVG of the transitions (LoopChart): Markdown links it as
+// chartRef, HTML inlines it. JSON is the loopresult.Result as it is.
+func Loop(w io.Writer, r *loopresult.Result, format string, chart []byte, chartRef string) error {
+	if err := CheckFormat(format, LoopFormats...); err != nil {
 		return err
 	}
-	if format == report.JSON {
-		return report.WriteJSON(w, r)
+	if r == nil {
+		r = &loopresult.Result{}
+	}
+	if format == JSON {
+		return WriteJSON(w, r)
 	}
 	bw := bufio.NewWriter(w)
 	switch format {
-	case report.Text:
+	case Text:
 		loopText(bw, r)
-	case report.Markdown:
+	case Markdown:
 		loopMarkdown(bw, r, chartRef)
-	case "html":
+	case HTML:
 		loopHTML(bw, r, chart)
 	}
 	return bw.Flush()
 }
 
-// afterBaseline are the steps after the baseline (none when the loop
+// LoopChart draws the transitions of the loop's recorded runs as SVG
+// (TransitionsChart); nil when no run was recorded.
+func LoopChart(r *loopresult.Result) ([]byte, error) {
+	if r == nil || len(r.Runs) == 0 {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	if err := TransitionsChart(&b, history.Transitions(r.Runs), r.Runs, ChartSVG); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// loopAfterBaseline are the steps after the baseline (none when the loop
 // failed before measuring it).
-func (r *LoopResult) afterBaseline() []StepResult {
+func loopAfterBaseline(r *loopresult.Result) []loopresult.Step {
 	if len(r.Steps) == 0 {
 		return nil
 	}
 	return r.Steps[1:]
 }
 
-func (r *LoopResult) header() string {
+// loopStack says what was measured, in one line.
+func loopStack(r *loopresult.Result) string {
 	s := r.Stack
 	q := ""
 	if s.Quick {
 		q = ", quick"
 	}
 	return fmt.Sprintf("reference app at scale %d behind nginx, MariaDB %s, memcached; %d runs of %s per step, %d connections, %d cores%s",
-		s.Scale, s.MariaDB, s.Runs, report.Duration(s.DurationS), s.Connections, s.Cores, q)
+		s.Scale, s.MariaDB, s.Runs, Duration(s.DurationS), s.Connections, s.Cores, q)
 }
 
 var loopHeader = []string{"#", "step", "scores", "median", "x baseline", "req/s", "p99 ms"}
 
-func (r *LoopResult) rows() [][]string {
+// loopRows are the table's cells, raw.
+func loopRows(r *loopresult.Result) [][]string {
 	var rows [][]string
 	for i, s := range r.Steps {
 		if s.Skipped != "" {
@@ -81,7 +100,7 @@ func (r *LoopResult) rows() [][]string {
 		}
 		sc := make([]string, len(s.Scores))
 		for j, v := range s.Scores {
-			sc[j] = history.Score(v)
+			sc[j] = Score(v)
 		}
 		scores := strings.Join(sc, " / ")
 		if s.Failed > 0 {
@@ -90,12 +109,13 @@ func (r *LoopResult) rows() [][]string {
 		if s.RolledBack != "" {
 			scores += " (slower: rolled back)"
 		}
-		rows = append(rows, []string{strconv.Itoa(i + 1), s.Label, scores, history.Score(s.Median),
+		rows = append(rows, []string{strconv.Itoa(i + 1), s.Label, scores, Score(s.Median),
 			fmt.Sprintf("%.2fx", s.XBaseline), fmt.Sprintf("%.1f", s.RPS), fmt.Sprintf("%.0f", s.P99MS)})
 	}
 	return rows
 }
 
+// firstWords is a reason up to its first colon.
 func firstWords(s string) string {
 	if i := strings.Index(s, ":"); i > 0 {
 		return s[:i]
@@ -103,9 +123,14 @@ func firstWords(s string) string {
 	return s
 }
 
-func loopText(w *bufio.Writer, r *LoopResult) {
-	fmt.Fprintf(w, "Score transitions: %s\n\n", r.header())
-	rows := r.rows()
+func loopText(w *bufio.Writer, r *loopresult.Result) {
+	fprintf(w, "Score transitions: %s\n\n", loopStack(r))
+	rows := loopRows(r)
+	for _, row := range rows {
+		for i := range row {
+			row[i] = Clean(row[i]) // before measuring: the table stays aligned
+		}
+	}
 	width := make([]int, len(loopHeader))
 	for i, h := range loopHeader {
 		width[i] = len(h)
@@ -131,68 +156,75 @@ func loopText(w *bufio.Writer, r *LoopResult) {
 	for _, row := range rows {
 		line(row)
 	}
-	for i, s := range r.afterBaseline() {
-		fmt.Fprintf(w, "\nStep %d: %s\n", i+2, s.Label)
+	for i, s := range loopAfterBaseline(r) {
+		fprintf(w, "\nStep %d: %s\n", i+2, s.Label)
 		if s.Skipped != "" {
-			fmt.Fprintf(w, "  not run: %s\n", s.Skipped)
+			fprintf(w, "  not run: %s\n", s.Skipped)
 		}
 		if s.RolledBack != "" {
-			fmt.Fprintf(w, "  rolled back: %s\n", s.RolledBack)
+			fprintf(w, "  rolled back: %s\n", s.RolledBack)
 		}
 		for _, a := range s.Applied {
-			fmt.Fprintf(w, "  changed  %s\n", a)
+			fprintf(w, "  changed  %s\n", a)
 		}
 		for _, f := range s.Findings {
-			fmt.Fprintf(w, "  finding  %s: %s\n", f.ID, f.Title)
+			fprintf(w, "  finding  %s: %s\n", f.ID, f.Title)
 			for _, e := range f.Evidence {
-				fmt.Fprintf(w, "           - %s\n", e)
+				fprintf(w, "           - %s\n", e)
 			}
 			if f.Change != "" {
-				fmt.Fprintf(w, "           change: %s\n", f.Change)
+				fprintf(w, "           change: %s\n", f.Change)
 			}
 		}
 	}
 	if len(r.NotApplied) > 0 {
-		fmt.Fprintf(w, "\nNot applied (%d):\n", len(r.NotApplied))
+		fprintf(w, "\nNot applied (%d):\n", len(r.NotApplied))
 		for _, f := range r.NotApplied {
-			fmt.Fprintf(w, "  %s: %s\n           %s\n", f.ID, f.Title, f.Reason)
+			fprintf(w, "  %s: %s\n           %s\n", f.ID, f.Title, f.Reason)
 		}
 	}
 }
 
-func loopMarkdown(w *bufio.Writer, r *LoopResult, chartRef string) {
-	md := report.MarkdownText
+// loopMarkdownText is text for the Markdown report: escaped, then cleaned
+// (written as is after that).
+func loopMarkdownText(s string) string { return Clean(mdEscape(s)) }
+
+func loopMarkdown(w *bufio.Writer, r *loopresult.Result, chartRef string) {
+	md := loopMarkdownText
 	w.WriteString("# stacktune demo: score transitions\n\n")
-	w.WriteString(md(r.header()) + "\n\n")
+	w.WriteString(md(loopStack(r)) + "\n\n")
 	w.WriteString("| " + strings.Join(loopHeader, " | ") + " |\n|---|---|---|---:|---:|---:|---:|\n")
-	for _, row := range r.rows() {
+	for _, row := range loopRows(r) {
 		for i := range row {
-			row[i] = strings.ReplaceAll(md(row[i]), "|", `\|`)
+			row[i] = md(row[i])
 		}
 		w.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
 	if chartRef != "" {
 		fmt.Fprintf(w, "\n![score transitions](%s)\n", chartRef)
 	}
-	writeSteps(w, r, markdownMarkup)
+	writeLoopSteps(w, r, loopMarkdownMarkup)
 	if len(r.NotApplied) > 0 {
 		fmt.Fprintf(w, "\n## Not applied (%d)\n\n| finding | title | why |\n|---|---|---|\n", len(r.NotApplied))
 		for _, f := range r.NotApplied {
-			fmt.Fprintf(w, "| `%s` | %s | %s |\n", f.ID, strings.ReplaceAll(md(f.Title), "|", `\|`), strings.ReplaceAll(md(f.Reason), "|", `\|`))
+			fmt.Fprintf(w, "| `%s` | %s | %s |\n", Clean(mdCode(f.ID)), md(f.Title), md(f.Reason))
 		}
 	}
 }
 
-func loopHTML(w *bufio.Writer, r *LoopResult, chart []byte) {
-	e := html.EscapeString
+// loopHTMLText is text for the HTML report: cleaned, then escaped.
+func loopHTMLText(s string) string { return htmlEscape(Clean(s)) }
+
+func loopHTML(w *bufio.Writer, r *loopresult.Result, chart []byte) {
+	e := loopHTMLText
 	w.WriteString("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>stacktune demo</title>\n")
 	w.WriteString("<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}td.n{text-align:right}li{margin:2px 0}.why{color:#555}</style>\n</head><body>\n")
-	w.WriteString("<h1>stacktune demo: score transitions</h1>\n<p>" + e(r.header()) + "</p>\n<table>\n<tr>")
+	w.WriteString("<h1>stacktune demo: score transitions</h1>\n<p>" + e(loopStack(r)) + "</p>\n<table>\n<tr>")
 	for _, h := range loopHeader {
 		w.WriteString("<th>" + e(h) + "</th>")
 	}
 	w.WriteString("</tr>\n")
-	for _, row := range r.rows() {
+	for _, row := range loopRows(r) {
 		w.WriteString("<tr>")
 		for i, c := range row {
 			cls := ""
@@ -213,7 +245,7 @@ func loopHTML(w *bufio.Writer, r *LoopResult, chart []byte) {
 		w.Write(chart)
 		w.WriteString("</div>\n")
 	}
-	writeSteps(w, r, htmlMarkup)
+	writeLoopSteps(w, r, loopHTMLMarkup)
 	if len(r.NotApplied) > 0 {
 		fmt.Fprintf(w, "<h2>Not applied (%d)</h2>\n<table><tr><th>finding</th><th>title</th><th>why</th></tr>\n", len(r.NotApplied))
 		for _, f := range r.NotApplied {
@@ -224,11 +256,12 @@ func loopHTML(w *bufio.Writer, r *LoopResult, chart []byte) {
 	w.WriteString("</body></html>\n")
 }
 
-// markup is how writeSteps marks up the step sections in Markdown or
-// HTML: format strings taking escaped text.
-type markup struct {
+// loopMarkup is how writeLoopSteps marks up the step sections in Markdown
+// or HTML: format strings taking text already escaped and cleaned (esc,
+// code), written as they are.
+type loopMarkup struct {
 	esc     func(string) string
-	code    func(string) string // a code span, its text raw
+	code    func(string) string // a code span
 	step    string              // "Step %d: %s"
 	para    string              // one line of text
 	listIn  string              // "Changed:" and the list after it
@@ -239,9 +272,9 @@ type markup struct {
 	findEnd string
 }
 
-var markdownMarkup = markup{
-	esc:     report.MarkdownText,
-	code:    func(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" },
+var loopMarkdownMarkup = loopMarkup{
+	esc:     loopMarkdownText,
+	code:    mdCodeSpan,
 	step:    "\n## Step %d: %s\n\n",
 	para:    "%s\n\n",
 	listIn:  "Changed:\n\n",
@@ -252,9 +285,9 @@ var markdownMarkup = markup{
 	findEnd: "\n",
 }
 
-var htmlMarkup = markup{
-	esc:     html.EscapeString,
-	code:    func(s string) string { return "<code>" + html.EscapeString(s) + "</code>" },
+var loopHTMLMarkup = loopMarkup{
+	esc:     loopHTMLText,
+	code:    func(s string) string { return "<code>" + loopHTMLText(s) + "</code>" },
 	step:    "<h2>Step %d: %s</h2>\n",
 	para:    "<p>%s</p>\n",
 	listIn:  "<p>Changed:</p><ul>\n",
@@ -265,10 +298,10 @@ var htmlMarkup = markup{
 	findEnd: "</ul>\n",
 }
 
-// writeSteps writes every step after the baseline: why it did not run
+// writeLoopSteps writes every step after the baseline: why it did not run
 // or was rolled back, what changed, and its findings with their evidence.
-func writeSteps(w *bufio.Writer, r *LoopResult, m markup) {
-	for i, s := range r.afterBaseline() {
+func writeLoopSteps(w *bufio.Writer, r *loopresult.Result, m loopMarkup) {
+	for i, s := range loopAfterBaseline(r) {
 		fmt.Fprintf(w, m.step, i+2, m.esc(s.Label))
 		if s.Skipped != "" {
 			fmt.Fprintf(w, m.para, m.esc("Not run: "+s.Skipped))
@@ -297,16 +330,4 @@ func writeSteps(w *bufio.Writer, r *LoopResult, m markup) {
 			w.WriteString(m.findEnd)
 		}
 	}
-}
-
-// Chart draws the transitions of the loop's recorded runs as SVG.
-func (r *LoopResult) Chart() ([]byte, error) {
-	if len(r.runs) == 0 {
-		return nil, nil
-	}
-	var b bytes.Buffer
-	if err := history.WriteChart(&b, history.Transitions(r.runs), r.runs, history.SVG); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }

@@ -1,9 +1,7 @@
-package history
+package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"github.com/stacktune/stacktune/report"
 	"io"
 	"math"
 	"strconv"
@@ -11,11 +9,13 @@ import (
 	"unicode"
 
 	"golang.org/x/text/width"
+
+	"github.com/stacktune/stacktune/history"
 )
 
-// TableFormats lists the table formats WriteTable accepts, in the order
+// TransitionFormats lists the formats Transitions renders, in the order
 // error messages name them.
-var TableFormats = []string{report.Text, report.Markdown, report.JSON}
+var TransitionFormats = []string{Text, Markdown, JSON}
 
 // noLabel stands for the empty label in tables and charts.
 const noLabel = "(no label)"
@@ -23,56 +23,56 @@ const noLabel = "(no label)"
 // baselineNote explains the dashes of an undefined baseline.
 const baselineNote = "the first step's median score is 0, so ratios against it are undefined (-)"
 
-// WriteTable writes the transition table in format "text" (aligned
-// columns), "markdown" or "json" ({"steps": [...]}, see Step.MarshalJSON).
-func WriteTable(w io.Writer, steps []Step, format string) error {
+// Transitions writes the score transition table of history.Transitions in
+// format "text" (aligned columns), "markdown" or "json" ({"steps": [...]},
+// see history.Step.MarshalJSON).
+func Transitions(w io.Writer, steps []history.Step, format string) error {
 	switch format {
-	case report.JSON:
+	case JSON:
 		if steps == nil {
-			steps = []Step{}
+			steps = []history.Step{}
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(struct {
-			Steps []Step `json:"steps"`
+		return WriteJSON(w, struct {
+			Steps []history.Step `json:"steps"`
 		}{steps})
-	case report.Markdown:
-		return writeMarkdown(w, steps)
-	case report.Text:
-		return writeText(w, steps)
+	case Markdown:
+		return transitionsMarkdown(w, steps)
+	case Text:
+		return transitionsText(w, steps)
 	}
-	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(TableFormats, ", "))
+	return CheckFormat(format, TransitionFormats...)
 }
 
-var tableHeader = []string{"#", "label", "runs", "passed", "min", "median", "max", "x first", "vs first", "vs prev", "rps", "p99"}
+var transitionsHeader = []string{"#", "label", "runs", "passed", "min", "median", "max", "x first", "vs first", "vs prev", "rps", "p99"}
 
-// tableRows formats the cells shared by the text and Markdown tables.
-func tableRows(steps []Step) [][]string {
+// transitionRows formats the cells shared by the text and Markdown tables.
+func transitionRows(steps []history.Step) [][]string {
 	rows := make([][]string, len(steps))
 	for i, s := range steps {
 		xFirst, vsFirst, vsPrev := "-", "-", "-"
 		if s.HasFirst {
 			xFirst = strconv.FormatFloat(s.XFirst, 'f', 2, 64) + "x"
-			vsFirst = change(s.ChangeFirst)
+			vsFirst = signedChange(s.ChangeFirst)
 		}
 		if s.HasPrev {
-			vsPrev = change(s.ChangePrev)
+			vsPrev = signedChange(s.ChangePrev)
 		}
 		rows[i] = []string{
-			strconv.Itoa(i + 1), displayLabel(s), strconv.Itoa(s.Runs), fmt.Sprintf("%d/%d", s.Passed, s.Runs),
+			strconv.Itoa(i + 1), stepLabel(s), strconv.Itoa(s.Runs), fmt.Sprintf("%d/%d", s.Passed, s.Runs),
 			Score(s.Min), Score(s.Median), Score(s.Max), xFirst, vsFirst, vsPrev,
-			report.PerSecond(s.RPSMedian), report.Duration(s.P99Median.Seconds()),
+			PerSecond(s.RPSMedian), Duration(s.P99Median.Seconds()),
 		}
 	}
 	return rows
 }
 
-// displayLabel is the label as tables and charts show it: "(no label)" for
-// "", " (again)" after a re-measured one, control characters as spaces.
-func displayLabel(s Step) string {
+// stepLabel is the label as tables and charts show it: "(no label)" for
+// "", " (again)" after a re-measured one, control characters (C0, DEL, C1)
+// and the bidirectional controls and line separators Clean escapes as
+// spaces, invalid UTF-8 as U+FFFD.
+func stepLabel(s history.Step) string {
 	l := strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || unsafeRune(r) {
 			return ' '
 		}
 		return r
@@ -86,7 +86,8 @@ func displayLabel(s Step) string {
 	return l
 }
 
-// Score formats a score with at most two decimals: 1234, 1234.5, 0.25.
+// Score formats a benchmark score with at most two decimals: 1234,
+// 1234.5, 0.25; "-" for NaN and infinities.
 func Score(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
@@ -98,7 +99,8 @@ func Score(v float64) string {
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
-func change(v float64) string {
+// signedChange formats a relative change as a signed percentage: +25.0%.
+func signedChange(v float64) string {
 	s := fmt.Sprintf("%+.1f%%", v*100)
 	if s == "-0.0%" {
 		s = "+0.0%"
@@ -106,13 +108,13 @@ func change(v float64) string {
 	return s
 }
 
-func writeText(w io.Writer, steps []Step) error {
+func transitionsText(w io.Writer, steps []history.Step) error {
 	if len(steps) == 0 {
 		_, err := io.WriteString(w, "no runs\n")
 		return err
 	}
-	rows := append([][]string{tableHeader}, tableRows(steps)...)
-	widths := make([]int, len(tableHeader))
+	rows := append([][]string{transitionsHeader}, transitionRows(steps)...)
+	widths := make([]int, len(transitionsHeader))
 	for _, row := range rows {
 		for c, cell := range row {
 			widths[c] = max(widths[c], displayWidth(cell))
@@ -158,16 +160,14 @@ func displayWidth(s string) int {
 	return n
 }
 
-var mdReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`, "<", "&lt;", "[", `\[`)
-
-func writeMarkdown(w io.Writer, steps []Step) error {
+func transitionsMarkdown(w io.Writer, steps []history.Step) error {
 	if len(steps) == 0 {
 		_, err := io.WriteString(w, "_no runs_\n")
 		return err
 	}
 	var b strings.Builder
-	b.WriteString("| " + strings.Join(tableHeader, " | ") + " |\n|")
-	for c := range tableHeader {
+	b.WriteString("| " + strings.Join(transitionsHeader, " | ") + " |\n|")
+	for c := range transitionsHeader {
 		if c == 1 {
 			b.WriteString("---|")
 		} else {
@@ -175,8 +175,8 @@ func writeMarkdown(w io.Writer, steps []Step) error {
 		}
 	}
 	b.WriteByte('\n')
-	for _, row := range tableRows(steps) {
-		row[1] = mdReplacer.Replace(row[1])
+	for _, row := range transitionRows(steps) {
+		row[1] = mdEscape(row[1])
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
 	if !steps[0].HasFirst {
