@@ -127,16 +127,10 @@ func Percent(share float64) string { return fmt.Sprintf("%.1f%%", share*100) }
 
 // Ratio formats a ratio with two significant decimals.
 func Ratio(v float64) string {
-	switch {
-	case v == 0:
+	if v == 0 {
 		return "-"
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
 	}
+	return trim3(v)
 }
 
 // PerSecond formats a rate with three significant digits (0.000123/s for

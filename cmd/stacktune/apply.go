@@ -329,15 +329,22 @@ func (o *applyOptions) readDDL(stdin io.Reader, schema string) ([]changeset.Chan
 // maxDDL bounds what --ddl reads.
 const maxDDL = 16 << 20
 
-func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader, stdout, stderr io.Writer) error {
+// prepare checks the format and resolves the state directory and the
+// DSN, for apply and rollback alike.
+func (o *applyOptions) prepare(stderr io.Writer) (state string, err error) {
 	if err := report.CheckFormat(o.format, report.ApplyFormats...); err != nil {
-		return err
+		return "", err
 	}
-	state, err := o.stateDir()
+	if state, err = o.stateDir(); err != nil {
+		return "", err
+	}
+	o.dsn, err = o.conn.resolve(stderr)
+	return state, err
+}
+
+func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader, stdout, stderr io.Writer) error {
+	state, err := o.prepare(stderr)
 	if err != nil {
-		return err
-	}
-	if o.dsn, err = o.conn.resolve(stderr); err != nil {
 		return err
 	}
 	if o.list {
@@ -411,14 +418,8 @@ func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader,
 }
 
 func runRollback(ctx context.Context, o applyOptions, nginx bool, stdout, stderr io.Writer) error {
-	if err := report.CheckFormat(o.format, report.ApplyFormats...); err != nil {
-		return err
-	}
-	state, err := o.stateDir()
+	state, err := o.prepare(stderr)
 	if err != nil {
-		return err
-	}
-	if o.dsn, err = o.conn.resolve(stderr); err != nil {
 		return err
 	}
 	var db *sql.DB

@@ -86,14 +86,23 @@ func runDigest(ctx context.Context, o digestOptions, stdin io.Reader, stdout, st
 		rep, err = digestFiles(ctx, o, ropt, stdin)
 	}
 	if rep != nil {
-		if werr := report.Digest(stdout, rep, o.format); werr != nil {
-			return fmt.Errorf("writing the report: %w", werr)
-		}
-		if rep.Skipped.Count > 0 && o.format != report.Text {
-			fmt.Fprintf(stderr, "stacktune: skipped %d events: %v\n", rep.Skipped.Count, rep.Skipped.Reasons)
+		if werr := render(stderr, o.format, "events", rep.Skipped.Count, rep.Skipped.Reasons, func() error { return report.Digest(stdout, rep, o.format) }); werr != nil {
+			return werr
 		}
 	}
 	return err
+}
+
+// render writes a report and, in formats other than text (whose report
+// says it), how many records were skipped and why, on stderr.
+func render(stderr io.Writer, format, what string, skipped int64, reasons any, write func() error) error {
+	if err := write(); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if skipped > 0 && format != report.Text {
+		fmt.Fprintf(stderr, "stacktune: skipped %d %s: %v\n", skipped, what, reasons)
+	}
+	return nil
 }
 
 func digestFiles(ctx context.Context, o digestOptions, ropt digest.ReportOptions, stdin io.Reader) (*digest.Report, error) {

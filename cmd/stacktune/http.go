@@ -251,11 +251,8 @@ func runHTTP(ctx context.Context, o httpOptions, paths []string, stdin io.Reader
 	}
 	rep, err := profile(ctx, o, popt, paths, stdin, ropt)
 	if rep != nil {
-		if werr := report.HTTP(stdout, rep, o.format); werr != nil {
-			return fmt.Errorf("writing the report: %w", werr)
-		}
-		if rep.Skipped.Count > 0 && o.format != report.Text {
-			fmt.Fprintf(stderr, "stacktune: skipped %d lines: %v\n", rep.Skipped.Count, rep.Skipped.Reasons)
+		if werr := render(stderr, o.format, "lines", rep.Skipped.Count, rep.Skipped.Reasons, func() error { return report.HTTP(stdout, rep, o.format) }); werr != nil {
+			return werr
 		}
 	}
 	return err
