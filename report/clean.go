@@ -25,9 +25,9 @@ import (
 //   - csvWriter cleans every field before encoding/csv quotes it;
 //   - planWrap cleans the prose it wraps, and indexesSQL its header
 //     comments;
-//   - the demo loop's Markdown and HTML clean each string as they escape
-//     it (loopMarkup.esc, mdCodeSpan), and its text table cleans each
-//     cell before measuring it.
+//   - the demo loop's Markdown cleans each string as it escapes it
+//     (mdEscape, mdCodeSpan), its HTML goes through the page skeleton,
+//     and its text table cleans each cell before measuring it.
 //
 // Multi-line text shown as a block (a digest's query sample, a note of the
 // HTTP profile in text) goes through CleanBlock instead, which keeps its

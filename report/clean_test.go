@@ -469,7 +469,7 @@ var renderers = []renderer{
 		func(w io.Writer, v any, f string) error { return Transitions(w, v.(*transitionsTable).steps(), f) },
 		func(h string) any { return hostileTransitions(h) }, &transitionsTable{}, nil},
 	{"loop", LoopFormats,
-		func(w io.Writer, v any, f string) error { return Loop(w, v.(*loopresult.Result), f, nil, "") },
+		func(w io.Writer, v any, f string) error { return Loop(w, v.(*loopresult.Result), f, "") },
 		func(h string) any { return hostileLoop(h) }, &loopresult.Result{}, nil},
 	{"apply", ApplyFormats,
 		func(w io.Writer, v any, f string) error { return ApplyResult(w, v.(*apply.Result), f, false) },

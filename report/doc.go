@@ -28,7 +28,8 @@
 //
 // Transitions writes the steps of history.Transitions as an aligned text
 // table (East Asian wide characters count two columns, so Japanese labels
-// line up), a Markdown table, or JSON ({"steps": [...]}, see
+// line up), a Markdown table, an HTML page (TransitionsHTMLPage: the
+// medians as an inline SVG chart, the steps and every run), or JSON ({"steps": [...]}, see
 // history.Step.MarshalJSON; durations in seconds as elsewhere in
 // stacktune's JSON). Labels show as "(no label)" when empty and get
 // " (again)" when measured again; Score formats a score.
@@ -56,8 +57,9 @@
 //
 // Loop renders the loop's result (package internal/demo/loopresult, data
 // only): the transition table, the findings and changes behind each step
-// and what was not applied, as text, Markdown, HTML (a page of its own,
-// with the chart of LoopChart inline; Markdown links the chart instead)
+// and what was not applied, as text, Markdown (linking the SVG of
+// LoopChart), HTML (a page on the skeleton of html.go with its own inline
+// chart of the medians)
 // or JSON ({"steps": [{"label", "scores", "median", "x_baseline",
 // "findings", ...}], "not_applied": [...]}). LoopReportFormat picks the
 // report file's format from its extension.

@@ -41,9 +41,9 @@ type HTMLPage struct {
 }
 
 // HTMLBlock is one piece of a section: an HTMLSection (nested, with a
-// smaller heading), HTMLTable, HTMLBarChart, or what HTMLText, HTMLList
-// and HTMLPre return. Only this package makes blocks, so everything on a
-// page went through its escaping.
+// smaller heading), HTMLTable, HTMLBarChart, or what HTMLText, HTMLList,
+// HTMLPre and HTMLCode return. Only this package makes blocks, so
+// everything on a page went through its escaping.
 type HTMLBlock interface {
 	htmlNode(level int) htmlNode
 }
@@ -102,13 +102,31 @@ type preBlock string
 // every other control is escaped as CleanBlock does.
 func HTMLPre(s string) HTMLBlock { return preBlock(s) }
 
+type codeBlock string
+
+// HTMLCode is one line of code shown in a monospace box (a statement, a
+// setting's change): unlike HTMLPre, its newlines and tabs are escaped
+// too, as Clean does, since the text is one line in the other formats.
+func HTMLCode(s string) HTMLBlock { return codeBlock(s) }
+
+// summaryBlock and notesBlock are a page's summary and notes as blocks of
+// a section (HTMLPage.Section).
+type (
+	summaryBlock []string
+	notesBlock   []string
+)
+
 // htmlNode is a block as the page template sees it: every string already
 // cleaned, or HTML this package made.
 type htmlNode struct {
-	Kind  string // "p", "ul", "pre", "table", "chart", "section"
+	Kind  string // "p", "ul", "pre", "notes", "table", "chart", "section"
 	Text  string
 	Items []string
+	// Class is a list's class ("summary"), or "".
+	Class string
 	Pre   template.HTML
+	// Notes are multi-line items, escaped (a "notes" list).
+	Notes []template.HTML
 	Table *htmlTableView
 	Chart *htmlChartView
 	// A section's heading level (2-4), anchor and blocks.
@@ -134,6 +152,15 @@ func (b textBlock) htmlNode(int) htmlNode { return htmlNode{Kind: "p", Text: Cle
 func (b listBlock) htmlNode(int) htmlNode { return htmlNode{Kind: "ul", Items: cleanAll(b)} }
 
 func (b preBlock) htmlNode(int) htmlNode { return htmlNode{Kind: "pre", Pre: htmlBlockText(string(b))} }
+
+// A line of code is a pre-formatted block of one cleaned line.
+func (b codeBlock) htmlNode(int) htmlNode { return htmlNode{Kind: "pre", Pre: htmlLineText(string(b))} }
+
+func (b summaryBlock) htmlNode(int) htmlNode {
+	return htmlNode{Kind: "ul", Class: "summary", Items: cleanAll(b)}
+}
+
+func (b notesBlock) htmlNode(int) htmlNode { return htmlNode{Kind: "notes", Notes: htmlNotes(b)} }
 
 func (s HTMLSection) htmlNode(level int) htmlNode {
 	level = min(max(level, 2), 4)
@@ -192,10 +219,7 @@ func WriteHTMLPage(w io.Writer, p *HTMLPage) error {
 	if p == nil {
 		p = &HTMLPage{}
 	}
-	v := htmlPageView{Title: Clean(p.Title), Summary: cleanAll(p.Summary)}
-	for _, n := range p.Notes {
-		v.Notes = append(v.Notes, htmlBlockText(n))
-	}
+	v := htmlPageView{Title: Clean(p.Title), Summary: cleanAll(p.Summary), Notes: htmlNotes(p.Notes)}
 	for _, s := range p.Sections {
 		v.Nodes = append(v.Nodes, s.htmlNode(2))
 	}
@@ -205,6 +229,59 @@ func WriteHTMLPage(w io.Writer, p *HTMLPage) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// Section is the page as a section of another page, for several reports
+// on one page: titled title (the page's own title when title is ""), its
+// summary and notes first, then its sections one level down. The section's
+// anchor is id, and every anchor of the page gets id and '-' in front, so
+// the anchors of two pages on one page stay apart.
+func (p *HTMLPage) Section(title, id string) HTMLSection {
+	if p == nil {
+		p = &HTMLPage{}
+	}
+	if title == "" {
+		title = p.Title
+	}
+	s := HTMLSection{Title: title, ID: id}
+	if len(p.Summary) > 0 {
+		s.Blocks = append(s.Blocks, summaryBlock(p.Summary))
+	}
+	if len(p.Notes) > 0 {
+		s.Blocks = append(s.Blocks, notesBlock(p.Notes))
+	}
+	for _, sub := range p.Sections {
+		s.Blocks = append(s.Blocks, prefixIDs(sub, id))
+	}
+	return s
+}
+
+// prefixIDs is s with prefix and '-' in front of its anchor and of every
+// anchor of the sections among its blocks (none when prefix is "").
+func prefixIDs(s HTMLSection, prefix string) HTMLSection {
+	if prefix == "" {
+		return s
+	}
+	if s.ID != "" {
+		s.ID = prefix + "-" + s.ID
+	}
+	blocks := make([]HTMLBlock, len(s.Blocks))
+	for i, b := range s.Blocks {
+		if sub, ok := b.(HTMLSection); ok {
+			b = prefixIDs(sub, prefix)
+		}
+		blocks[i] = b
+	}
+	s.Blocks = blocks
+	return s
+}
+
+func htmlNotes(notes []string) []template.HTML {
+	var out []template.HTML
+	for _, n := range notes {
+		out = append(out, htmlBlockText(n))
+	}
+	return out
 }
 
 func cleanAll(ss []string) []string {
@@ -229,6 +306,10 @@ var htmlLayout = strings.NewReplacer("\n", "&#10;", "\t", "&#9;")
 func htmlBlockText(s string) template.HTML {
 	return template.HTML(htmlLayout.Replace(htmlEscape(CleanBlock(s))))
 }
+
+// htmlLineText is one line of text for a pre-formatted element: cleaned
+// (Clean: newlines and tabs escaped too), escaped for HTML.
+func htmlLineText(s string) template.HTML { return template.HTML(htmlEscape(Clean(s))) }
 
 // htmlID keeps the characters of an anchor that need no escaping.
 func htmlID(s string) string {
@@ -334,8 +415,11 @@ const htmlPageTemplate = `{{define "page"}}<!DOCTYPE html>
 {{if eq .Level 2}}<h2>{{.Text}}</h2>{{else if eq .Level 3}}<h3>{{.Text}}</h3>{{else}}<h4>{{.Text}}</h4>{{end}}
 {{range .Nodes}}{{template "node" .}}{{end}}</section>
 {{else if eq .Kind "p"}}<p>{{.Text}}</p>
-{{else if eq .Kind "ul"}}<ul>
+{{else if eq .Kind "ul"}}<ul{{if .Class}} class="{{.Class}}"{{end}}>
 {{range .Items}}<li>{{.}}</li>
+{{end}}</ul>
+{{else if eq .Kind "notes"}}<ul class="notes">
+{{range .Notes}}<li>{{.}}</li>
 {{end}}</ul>
 {{else if eq .Kind "pre"}}<pre>{{.Pre}}</pre>
 {{else if eq .Kind "table"}}{{template "table" .Table}}{{else if eq .Kind "chart"}}{{template "chart" .Chart}}{{end}}{{end}}

@@ -3,7 +3,6 @@ package report
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
 )
 
 // HTMLBarChart is a horizontal bar chart drawn in Go as inline SVG: one
@@ -61,7 +60,8 @@ const HTMLChartLabelMax = 44
 
 // Chart geometry, in SVG user units (CSS pixels at scale 1). The label
 // column's width is computed from its longest label: labels are drawn in a
-// 12px monospace font, whose characters are monoCharW wide.
+// 12px monospace font, whose characters are monoCharW wide (a wide
+// character counts two).
 const (
 	chartWidth    = 900.0
 	chartMinPlotW = 260.0
@@ -117,8 +117,9 @@ func (c HTMLBarChart) htmlNode(int) htmlNode {
 		}
 		labels[i] = htmlCut(Clean(b.Label), HTMLChartLabelMax)
 		texts[i] = Clean(b.Text)
-		labelChars = max(labelChars, utf8.RuneCountInString(labels[i]))
-		textChars = max(textChars, utf8.RuneCountInString(texts[i]))
+		// Wide characters (Japanese labels) take two columns.
+		labelChars = max(labelChars, displayWidth(labels[i]))
+		textChars = max(textChars, displayWidth(texts[i]))
 	}
 	if m := finite(c.Max); m > hi {
 		hi = m

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stacktune/stacktune/accesslog"
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/history"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/internal/browsertest"
@@ -134,6 +135,13 @@ func htmlPages(t testing.TB) []htmlPage {
 		{"http-kitchensink", func(w io.Writer) error { return HTTP(w, hostileHTTP(kitchenSink), HTML) }, true, []string{kitchenSink}},
 		{"skeleton", func(w io.Writer) error { return WriteHTMLPage(w, skeletonPage()) }, true, []string{"Every block", "runs"}},
 		{"empty", func(w io.Writer) error { return HTTP(w, nil, HTML) }, false, []string{"No endpoints."}},
+		{"loop", func(w io.Writer) error { return Loop(w, loopHostileFixture(), HTML, "") }, true,
+			append([]string{"score transitions", "memcached gets 1.47 sets per hit", "performance_schema is off | no digests <b>"}, hostileMarkup...)},
+		{"loop-empty", func(w io.Writer) error { return Loop(w, nil, HTML, "") }, false, []string{"No step was measured."}},
+		{"history", func(w io.Writer) error {
+			runs := historyHostile()
+			return WriteHTMLPage(w, TransitionsHTMLPage(history.Transitions(runs), runs))
+		}, true, []string{"Score transitions", "nginx で静的ファイル配信", "cache | *all* the_things", hostileMarkup[0], hostileMarkup[1]}},
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 	"github.com/stacktune/stacktune/internal/demo/loopresult"
 )
 
-// LoopFormats are the formats Loop renders. Its HTML is a page of its
-// own (the table, the findings and the chart inline), not an HTMLPage.
+// LoopFormats are the formats Loop renders. Its HTML is an HTMLPage (see
+// WriteHTMLPage), its chart drawn from the steps.
 var LoopFormats = []string{Text, Markdown, JSON, HTML}
 
 // LoopReportFormat is the format of a demo loop report file, from its
@@ -30,18 +30,23 @@ func LoopReportFormat(path string) (string, error) {
 }
 
 // Loop writes the demo loop's transition table, the findings behind each
-// step and what was not applied, in one of LoopFormats. chart, when
-// given, is an SVG of the transitions (LoopChart): Markdown links it as
-// chartRef, HTML inlines it. JSON is the loopresult.Result as it is.
-func Loop(w io.Writer, r *loopresult.Result, format string, chart []byte, chartRef string) error {
+// step and what was not applied, in one of LoopFormats. Markdown links the
+// chart of the transitions (LoopChart, an SVG file) as chartRef when it is
+// not ""; HTML is one self-contained page with its own chart inline (a bar
+// per step up to its median, each run a dot). JSON is the
+// loopresult.Result as it is.
+func Loop(w io.Writer, r *loopresult.Result, format, chartRef string) error {
 	if err := CheckFormat(format, LoopFormats...); err != nil {
 		return err
 	}
 	if r == nil {
 		r = &loopresult.Result{}
 	}
-	if format == JSON {
+	switch format {
+	case JSON:
 		return WriteJSON(w, r)
+	case HTML:
+		return WriteHTMLPage(w, loopHTMLPage(r))
 	}
 	bw := bufio.NewWriter(w)
 	switch format {
@@ -49,8 +54,6 @@ func Loop(w io.Writer, r *loopresult.Result, format string, chart []byte, chartR
 		loopText(bw, r)
 	case Markdown:
 		loopMarkdown(bw, r, chartRef)
-	case HTML:
-		loopHTML(bw, r, chart)
 	}
 	return bw.Flush()
 }
@@ -212,52 +215,8 @@ func loopMarkdown(w *bufio.Writer, r *loopresult.Result, chartRef string) {
 	}
 }
 
-// loopHTMLText is text for the HTML report: cleaned, then escaped.
-func loopHTMLText(s string) string { return htmlEscape(Clean(s)) }
-
-func loopHTML(w *bufio.Writer, r *loopresult.Result, chart []byte) {
-	e := loopHTMLText
-	w.WriteString("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>stacktune demo</title>\n")
-	w.WriteString("<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}td.n{text-align:right}li{margin:2px 0}.why{color:#555}</style>\n</head><body>\n")
-	w.WriteString("<h1>stacktune demo: score transitions</h1>\n<p>" + e(loopStack(r)) + "</p>\n<table>\n<tr>")
-	for _, h := range loopHeader {
-		w.WriteString("<th>" + e(h) + "</th>")
-	}
-	w.WriteString("</tr>\n")
-	for _, row := range loopRows(r) {
-		w.WriteString("<tr>")
-		for i, c := range row {
-			cls := ""
-			if i >= 3 {
-				cls = ` class="n"`
-			}
-			w.WriteString("<td" + cls + ">" + e(c) + "</td>")
-		}
-		w.WriteString("</tr>\n")
-	}
-	w.WriteString("</table>\n")
-	if len(chart) > 0 {
-		// The SVG is drawn by gonum/plot: inline it after its XML header.
-		if i := bytes.Index(chart, []byte("<svg")); i >= 0 {
-			chart = chart[i:]
-		}
-		w.WriteString("<div>")
-		w.Write(chart)
-		w.WriteString("</div>\n")
-	}
-	writeLoopSteps(w, r, loopHTMLMarkup)
-	if len(r.NotApplied) > 0 {
-		fmt.Fprintf(w, "<h2>Not applied (%d)</h2>\n<table><tr><th>finding</th><th>title</th><th>why</th></tr>\n", len(r.NotApplied))
-		for _, f := range r.NotApplied {
-			fmt.Fprintf(w, "<tr><td><code>%s</code></td><td>%s</td><td class=\"why\">%s</td></tr>\n", e(f.ID), e(f.Title), e(f.Reason))
-		}
-		w.WriteString("</table>\n")
-	}
-	w.WriteString("</body></html>\n")
-}
-
-// loopMarkup is how writeLoopSteps marks up the step sections in Markdown
-// or HTML: format strings taking text already escaped and cleaned (esc,
+// loopMarkup is how writeLoopSteps marks up the step sections in
+// Markdown: format strings taking text already escaped and cleaned (esc,
 // code), written as they are.
 type loopMarkup struct {
 	esc     func(string) string
@@ -283,19 +242,6 @@ var loopMarkdownMarkup = loopMarkup{
 	finding: "### %s: %s\n\n",
 	labeled: "- **%s:** %s\n",
 	findEnd: "\n",
-}
-
-var loopHTMLMarkup = loopMarkup{
-	esc:     loopHTMLText,
-	code:    func(s string) string { return "<code>" + loopHTMLText(s) + "</code>" },
-	step:    "<h2>Step %d: %s</h2>\n",
-	para:    "<p>%s</p>\n",
-	listIn:  "<p>Changed:</p><ul>\n",
-	item:    "<li>%s</li>\n",
-	listOut: "</ul>\n",
-	finding: "<h3>%s: %s</h3>\n<ul>\n",
-	labeled: "<li><b>%s:</b> %s</li>\n",
-	findEnd: "</ul>\n",
 }
 
 // writeLoopSteps writes every step after the baseline: why it did not run

@@ -37,7 +37,6 @@ func loopFixture() *loopresult.Result {
 }
 
 func TestLoop(t *testing.T) {
-	chart := []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>`)
 	cases := []struct{ name, format, file string }{
 		{"text", Text, "loop.txt"},
 		{"markdown", Markdown, "loop.md"},
@@ -47,13 +46,13 @@ func TestLoop(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := Loop(&b, loopFixture(), tc.format, chart, "loop.svg"); err != nil {
+			if err := Loop(&b, loopFixture(), tc.format, "loop.svg"); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, filepath.Join("testdata", "loop", tc.file), b.Bytes())
 		})
 	}
-	if err := Loop(&bytes.Buffer{}, loopFixture(), "csv", nil, ""); err == nil {
+	if err := Loop(&bytes.Buffer{}, loopFixture(), "csv", ""); err == nil {
 		t.Error("csv accepted")
 	}
 }
@@ -62,7 +61,7 @@ func TestLoop(t *testing.T) {
 // {"steps": [{"label", "scores", "median", "x_baseline", "findings"}]}.
 func TestLoopJSONShape(t *testing.T) {
 	var b bytes.Buffer
-	if err := Loop(&b, loopFixture(), JSON, nil, ""); err != nil {
+	if err := Loop(&b, loopFixture(), JSON, ""); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -103,7 +102,7 @@ func TestLoopEarlyFailure(t *testing.T) {
 	for name, r := range map[string]*loopresult.Result{"no steps": {}, "nil steps": {Steps: nil}, "baseline only": baselineOnly, "nil": nil} {
 		for _, format := range LoopFormats {
 			t.Run(name+"/"+format, func(t *testing.T) {
-				if err := Loop(&bytes.Buffer{}, r, format, nil, ""); err != nil {
+				if err := Loop(&bytes.Buffer{}, r, format, ""); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := LoopChart(r); err != nil {

@@ -15,7 +15,7 @@ import (
 
 // TransitionFormats lists the formats Transitions renders, in the order
 // error messages name them.
-var TransitionFormats = []string{Text, Markdown, JSON}
+var TransitionFormats = []string{Text, Markdown, JSON, HTML}
 
 // noLabel stands for the empty label in tables and charts.
 const noLabel = "(no label)"
@@ -24,8 +24,9 @@ const noLabel = "(no label)"
 const baselineNote = "the first step's median score is 0, so ratios against it are undefined (-)"
 
 // Transitions writes the score transition table of history.Transitions in
-// format "text" (aligned columns), "markdown" or "json" ({"steps": [...]},
-// see history.Step.MarshalJSON).
+// format "text" (aligned columns), "markdown", "json" ({"steps": [...]},
+// see history.Step.MarshalJSON) or "html" (TransitionsHTMLPage without the
+// runs: the chart and the table).
 func Transitions(w io.Writer, steps []history.Step, format string) error {
 	switch format {
 	case JSON:
@@ -39,6 +40,8 @@ func Transitions(w io.Writer, steps []history.Step, format string) error {
 		return transitionsMarkdown(w, steps)
 	case Text:
 		return transitionsText(w, steps)
+	case HTML:
+		return WriteHTMLPage(w, TransitionsHTMLPage(steps, nil))
 	}
 	return CheckFormat(format, TransitionFormats...)
 }

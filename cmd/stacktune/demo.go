@@ -92,7 +92,7 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 	if res == nil {
 		return err
 	}
-	if werr := report.Loop(cmd.OutOrStdout(), res, o.format, nil, ""); werr != nil && err == nil {
+	if werr := report.Loop(cmd.OutOrStdout(), res, o.format, ""); werr != nil && err == nil {
 		err = werr
 	}
 	if o.reportPath != "" {
@@ -109,22 +109,24 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 }
 
 // writeDemoReport writes the report file (and, for Markdown, the chart
-// beside it), each atomically.
+// beside it as an SVG), each atomically. HTML draws its chart inline.
 func writeDemoReport(res *demo.LoopResult, path, format string) error {
-	chart, err := report.LoopChart(res)
-	if err != nil {
-		return err
-	}
 	ref := ""
-	if format == report.Markdown && len(chart) > 0 {
-		svg := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
-		if err := atomicfile.Write(svg, 0o644, func(w io.Writer) error { _, err := w.Write(chart); return err }); err != nil {
+	if format == report.Markdown {
+		chart, err := report.LoopChart(res)
+		if err != nil {
 			return err
 		}
-		ref = filepath.Base(svg)
+		if len(chart) > 0 {
+			svg := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
+			if err := atomicfile.Write(svg, 0o644, func(w io.Writer) error { _, err := w.Write(chart); return err }); err != nil {
+				return err
+			}
+			ref = filepath.Base(svg)
+		}
 	}
 	var b bytes.Buffer
-	if err := report.Loop(&b, res, format, chart, ref); err != nil {
+	if err := report.Loop(&b, res, format, ref); err != nil {
 		return err
 	}
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err })

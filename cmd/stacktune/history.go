@@ -34,9 +34,15 @@ func newHistoryCmd() *cobra.Command {
 		Long: `history prints the score transition table of the runs "stacktune bench" recorded:
 one row per label in the order the labels were first run (label, runs, min/median/max
 score, median relative to the first step and to the previous one), and with --chart
-draws it as an SVG, PNG or HTML file (by the file's extension).`,
+draws it as an SVG, PNG or HTML file (by the file's extension; the HTML chart is
+interactive, with ECharts inlined, and works offline).
+
+--format html prints one self-contained page instead (no script, nothing loaded
+from anywhere): the chart of each step's median score as inline SVG, the table,
+and every run.`,
 		Example: `  stacktune history
   stacktune history --target http://127.0.0.1:8080/ --format markdown
+  stacktune history --format html > scores.html
   stacktune history --chart scores.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -92,7 +98,14 @@ func runHistory(ctx context.Context, o historyOptions, stdout io.Writer) error {
 		return fmt.Errorf("no runs in %s match", path)
 	}
 	steps := history.Transitions(runs)
-	if err := report.Transitions(stdout, steps, o.format); err != nil {
+	if o.format == report.HTML {
+		// The page names the runs' target, scenario and dates, and lists
+		// every run.
+		err = report.WriteHTMLPage(stdout, report.TransitionsHTMLPage(steps, runs))
+	} else {
+		err = report.Transitions(stdout, steps, o.format)
+	}
+	if err != nil {
 		return err
 	}
 	if kind == "" {

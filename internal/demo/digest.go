@@ -19,7 +19,7 @@ type DigestOptions struct {
 	Duration    time.Duration // workload run time; default 5 s
 	Connections int           // workload connections; default 4
 	Limit       int           // classes per report; default 5
-	Format      string        // report.Text, report.JSON or report.Markdown
+	Format      string        // one of report.DigestFormats; HTML is one page (DigestHTMLPage)
 	Progress    io.Writer     // progress lines; nil for none
 }
 
@@ -113,13 +113,13 @@ func DigestDemo(ctx context.Context, w io.Writer, o DigestOptions) (*DigestResul
 	if res.PerformanceSchema, err = pfs.Diff(before, after, pfs.Options{Report: ropt}); err != nil {
 		return nil, err
 	}
-	if o.Format == report.JSON {
+	switch o.Format {
+	case report.JSON:
 		return res, report.WriteJSON(w, res)
+	case report.HTML:
+		return res, report.WriteHTMLPage(w, DigestHTMLPage(res))
 	}
-	for _, part := range []struct {
-		title string
-		rep   *digest.Report
-	}{{"Digest of the slow log", res.SlowLog}, {"Digest of performance_schema over the same run", res.PerformanceSchema}} {
+	for _, part := range digestParts(res) {
 		if o.Format == report.Markdown {
 			fmt.Fprintf(w, "\n# %s\n\n", part.title)
 		} else {
@@ -130,4 +130,44 @@ func DigestDemo(ctx context.Context, w io.Writer, o DigestOptions) (*DigestResul
 		}
 	}
 	return res, nil
+}
+
+// digestPart is one of the demo's two digests, with its title and its
+// anchor on the HTML page.
+type digestPart struct {
+	title, id string
+	rep       *digest.Report
+}
+
+func digestParts(res *DigestResult) []digestPart {
+	return []digestPart{
+		{"Digest of the slow log", "slowlog", res.SlowLog},
+		{"Digest of performance_schema over the same run", "pfs", res.PerformanceSchema},
+	}
+}
+
+// DigestHTMLPage is the digest demo's result as one HTML page (what
+// DigestDemo writes for the "html" format): the server and the workload in
+// the summary, then a section for each digest (report.DigestHTMLPage:
+// its summary, chart, classes and their details), the slow log's first.
+func DigestHTMLPage(res *DigestResult) *report.HTMLPage {
+	if res == nil {
+		res = &DigestResult{}
+	}
+	wl := res.Workload
+	p := &report.HTMLPage{
+		Title: "stacktune demo: query digests",
+		Summary: []string{
+			"server: " + res.Server + " (throwaway, slow log at long_query_time=0, performance_schema on)",
+			fmt.Sprintf("workload: %d pages, %d queries, %d errors in %s",
+				wl.Pages, wl.Queries, wl.Errors, wl.Elapsed.Round(time.Millisecond)),
+		},
+	}
+	if wl.FirstError != "" {
+		p.Summary = append(p.Summary, "first workload error: "+wl.FirstError)
+	}
+	for _, part := range digestParts(res) {
+		p.Sections = append(p.Sections, report.DigestHTMLPage(part.rep).Section(part.title, part.id))
+	}
+	return p
 }

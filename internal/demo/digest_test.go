@@ -1,8 +1,9 @@
 package demo
 
 import (
+	"bytes"
 	"context"
-	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,11 +13,16 @@ import (
 // TestDigestDemo runs the README's main job, shortened, and checks that the
 // slow log and performance_schema tell the same story: the OR scan on
 // relations tops both, with the same number of calls, and its class (ID)
-// is the same in both.
+// is the same in both. Its HTML is one page with both digests.
 func TestDigestDemo(t *testing.T) {
-	res, err := DigestDemo(context.Background(), io.Discard, DigestOptions{Duration: 1500 * time.Millisecond, Limit: 3, Format: report.Text})
+	var page bytes.Buffer
+	res, err := DigestDemo(context.Background(), &page, DigestOptions{Duration: 1500 * time.Millisecond, Limit: 3, Format: report.HTML})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The HTML format is one page holding both digests.
+	if out := page.String(); strings.Count(out, "<html") != 1 || !strings.Contains(out, `<section id="slowlog">`) || !strings.Contains(out, `<section id="pfs">`) {
+		t.Errorf("not one page with both digests:\n%s", out)
 	}
 	if res.Workload.Pages == 0 || res.Workload.Errors != 0 {
 		t.Fatalf("workload %+v", res.Workload)

@@ -38,8 +38,8 @@
 //
 // Loop only produces data: its result (LoopResult, an alias of
 // loopresult.Result, with the recorded runs for the chart) is rendered by
-// report.Loop as text, Markdown, HTML (with the chart of report.LoopChart
-// inline) or JSON ({"steps": [{"label", "scores", "median",
+// report.Loop as text, Markdown (linking the SVG of report.LoopChart),
+// HTML (a self-contained page with its own inline chart) or JSON ({"steps": [{"label", "scores", "median",
 // "x_baseline", "findings", ...}], "not_applied": [...]}).
 //
 // # The digest demo (DigestDemo, `stacktune demo digest`)
