@@ -9,6 +9,16 @@
 // run gets only the time left, and a run the bound stops ends Run with a
 // *BoundError.
 //
+// A scenario's pre_run hook (scenario.Scenario.RunPreRun) runs before each
+// run, and its warm-up, within the same bound; the time it took is in
+// RunResult.PreRun, never in the score. A hook that fails fails its run
+// with the hook's message, and no load is sent in that run (RunResult.Stopped
+// is "pre_run"); the next run, if any, calls the hook again.
+//
+// Responses slower than their step's slow_after are counted per step
+// (Step.Slow, RunResult.Slow) and scored by the scenario (its
+// penalties.slow and fail_if.slow_rate).
+//
 // The requests a run left unsent (the open model's backlog) or in flight at
 // its end are in RunResult.Unsent and InFlight. The unsent ones and the
 // stalled ones in flight (RunResult.Stalled: older at the end than the
@@ -73,6 +83,22 @@ type Step struct {
 	LatencyMS    LatencyMS        `json:"latency_ms"`
 	Bytes        int64            `json:"bytes"`
 	Details      []string         `json:"error_details,omitempty"`
+	// SlowAfterMS is the step's slow_after (0: none), and Slow its
+	// responses that took longer.
+	SlowAfterMS float64 `json:"slow_after_ms,omitempty"`
+	Slow        int64   `json:"slow,omitempty"`
+}
+
+// PreRun is what a scenario's pre_run hook did before a run: reported,
+// never scored.
+type PreRun struct {
+	// What is "POST http://127.0.0.1:8080/initialize" or "command ./init.sh".
+	What      string  `json:"what"`
+	ElapsedMS float64 `json:"elapsed_ms"`
+	// Status is the HTTP status (0 for a command, or without a response).
+	Status int `json:"status,omitempty"`
+	// Error says why the hook failed; empty when it succeeded.
+	Error string `json:"error,omitempty"`
 }
 
 // RunResult is one run: the shape of `stacktune bench --format json`
@@ -93,7 +119,9 @@ type RunResult struct {
 	Connections  int              `json:"connections"`
 	Rate         float64          `json:"rate,omitempty"`
 	KeepAlive    bool             `json:"keepalive"`
-	Stopped      string           `json:"stopped"`
+	// Stopped is the bound that ended the run (loadgen.Result.Stopped), or
+	// "pre_run" when the pre_run hook failed and no load was sent.
+	Stopped string `json:"stopped"`
 	// Unsent counts the requests the open model scheduled in the run
 	// that were never sent (the backlog); InFlight the requests still out
 	// when the run ended. Neither is in Requests or Errors: Requests +
@@ -112,7 +140,17 @@ type RunResult struct {
 	// ErrorRate is (Errors + Unsent + Stalled) / (Requests + Unsent +
 	// Stalled), what the error-rate threshold is checked against.
 	ErrorRate float64 `json:"error_rate"`
+	// Slow counts the responses slower than their step's slow_after, and
+	// SlowRate their share of the requests of those steps (what
+	// fail_if.slow_rate is checked against).
+	Slow     int64   `json:"slow,omitempty"`
+	SlowRate float64 `json:"slow_rate,omitempty"`
+	// PreRun is what the scenario's pre_run hook did before the run.
+	PreRun *PreRun `json:"pre_run,omitempty"`
 }
+
+// StoppedPreRun is RunResult.Stopped of a run whose pre_run hook failed.
+const StoppedPreRun = "pre_run"
 
 // Spread is the min, median and max of a figure over the runs.
 type Spread struct {
@@ -225,14 +263,15 @@ func run(ctx context.Context, opt Options) (*Summary, error) {
 	}
 	deadline := start.Add(bound)
 	var (
-		plan   loadgen.Workload
-		scorer func(*loadgen.Result) scenario.ScoreResult
-		target = opt.URL
-		scName string
-		err    error
+		// workload returns the workload of the next run and its scorer.
+		workload func() (loadgen.Workload, func(*loadgen.Result) scenario.ScoreResult)
+		sc       *scenario.Scenario
+		target   = opt.URL
+		scName   string
 	)
 	if opt.Scenario != "" {
-		sc, err := scenario.Load(opt.Scenario)
+		var err error
+		sc, err = scenario.Load(opt.Scenario)
 		if err != nil {
 			return nil, err
 		}
@@ -241,19 +280,24 @@ func run(ctx context.Context, opt Options) (*Summary, error) {
 				return nil, err
 			}
 		}
-		plan, err = sc.Workload(scenario.WorkloadOptions{Timeout: opt.Load.Timeout, KeepAlive: opt.Load.KeepAlive, Seed: opt.Seed, ThinkTime: opt.Load.Rate == 0})
+		plan, err := sc.Plan(scenario.WorkloadOptions{Timeout: opt.Load.Timeout, KeepAlive: opt.Load.KeepAlive, Seed: opt.Seed, ThinkTime: opt.Load.Rate == 0})
 		if err != nil {
 			return nil, err
 		}
-		scorer, target, scName = sc.Score, sc.BaseURL, sc.Name
+		workload = func() (loadgen.Workload, func(*loadgen.Result) scenario.ScoreResult) {
+			w, tally := plan.Run()
+			return w, func(r *loadgen.Result) scenario.ScoreResult { return sc.ScoreRun(r, tally) }
+		}
+		target, scName = sc.BaseURL, sc.Name
 	} else {
-		plan, err = loadgen.URLWorkload(opt.URL, loadgen.URLOptions{KeepAlive: opt.Load.KeepAlive, Timeout: opt.Load.Timeout})
+		plan, err := loadgen.URLWorkload(opt.URL, loadgen.URLOptions{KeepAlive: opt.Load.KeepAlive, Timeout: opt.Load.Timeout})
 		if err != nil {
 			return nil, err
 		}
-		scorer = func(r *loadgen.Result) scenario.ScoreResult {
+		scorer := func(r *loadgen.Result) scenario.ScoreResult {
 			return scenario.Score(r, scenario.DefaultScoring, []float64{1})
 		}
+		workload = func() (loadgen.Workload, func(*loadgen.Result) scenario.ScoreResult) { return plan, scorer }
 	}
 	s := &Summary{Target: loadgen.MaskURL(target), Scenario: scName, Label: loadgen.MaskCredentials(opt.Label)}
 	// stopped ends Run with the runs done so far, if any.
@@ -270,14 +314,45 @@ func run(ctx context.Context, opt Options) (*Summary, error) {
 		if left <= 0 || (need > 0 && left <= need) {
 			return stopped(&BoundError{Bound: bound, Run: i, Runs: runs, Refused: true, Need: need, Left: max(left, 0)})
 		}
+		var hook *PreRun
+		if sc != nil && sc.PreRun != nil {
+			hctx, cancel := context.WithDeadline(ctx, deadline)
+			started := time.Now()
+			hr, herr := sc.RunPreRun(hctx)
+			cancel()
+			hook = preRun(hr, herr)
+			switch {
+			case herr != nil && ctx.Err() != nil:
+				return stopped(fmt.Errorf("run %d of %d: %w", i, runs, herr))
+			case herr != nil && !time.Now().Before(deadline):
+				return stopped(&BoundError{Bound: bound, Run: i, Runs: runs})
+			case herr != nil:
+				s.Runs = append(s.Runs, hookFailed(started, herr, hook, lo))
+				continue
+			}
+			left = time.Until(deadline)
+			if left <= 0 || (need > 0 && left <= need) {
+				return stopped(&BoundError{Bound: bound, Run: i, Runs: runs, Refused: true, Need: need, Left: max(left, 0)})
+			}
+		}
 		lo.MaxDuration = left
 		if opt.Progress != nil {
 			n := i
 			lo.Progress = func(p loadgen.Progress) { opt.Progress(n, p) }
 		}
+		plan, scorer := workload()
 		res, err := loadgen.Run(ctx, plan, lo)
 		if res != nil {
-			s.Runs = append(s.Runs, runResult(res, scorer(res), lo.KeepAlive))
+			rr := runResult(res, scorer(res), lo.KeepAlive)
+			rr.PreRun = hook
+			if sc != nil {
+				for j, d := range sc.SlowAfters() {
+					if j < len(rr.Steps) && d > 0 {
+						rr.Steps[j].SlowAfterMS = msOf(d)
+					}
+				}
+			}
+			s.Runs = append(s.Runs, rr)
 		}
 		if errors.Is(err, loadgen.ErrMaxDuration) {
 			return stopped(&BoundError{Bound: bound, Run: i, Runs: runs})
@@ -293,6 +368,37 @@ func run(ctx context.Context, opt Options) (*Summary, error) {
 	return s, nil
 }
 
+// preRun reports a hook's result; nil without a hook.
+func preRun(hr *scenario.HookResult, err error) *PreRun {
+	if hr == nil {
+		if err == nil {
+			return nil
+		}
+		return &PreRun{Error: loadgen.MaskCredentials(err.Error())}
+	}
+	p := &PreRun{What: loadgen.MaskCredentials(hr.What), ElapsedMS: msOf(hr.Elapsed), Status: hr.Status}
+	if err != nil {
+		p.Error = loadgen.MaskCredentials(err.Error())
+	}
+	return p
+}
+
+// hookFailed is a run whose pre_run hook failed: no load was sent.
+func hookFailed(started time.Time, err error, hook *PreRun, lo loadgen.Options) RunResult {
+	model, conns := "closed", lo.Connections
+	if lo.Rate > 0 {
+		model = "open"
+	}
+	if conns == 0 {
+		conns = loadgen.DefaultConnections
+	}
+	return RunResult{
+		FailReasons:  []string{loadgen.MaskCredentials(err.Error()) + " (no load sent)"},
+		ErrorsByKind: map[string]int64{}, Started: started, Model: model, Connections: conns, Rate: lo.Rate,
+		KeepAlive: lo.KeepAlive, Stopped: StoppedPreRun, PreRun: hook,
+	}
+}
+
 func runResult(r *loadgen.Result, sc scenario.ScoreResult, keepAlive bool) RunResult {
 	out := RunResult{
 		Score: sc.Score, Passed: sc.Passed, FailReasons: sc.Reasons,
@@ -300,6 +406,7 @@ func runResult(r *loadgen.Result, sc scenario.ScoreResult, keepAlive bool) RunRe
 		LatencyMS: ms(r.Latency), Started: r.Started, ElapsedS: r.Elapsed.Seconds(), Model: r.Model,
 		Connections: r.Connections, Rate: r.Rate, KeepAlive: keepAlive, Stopped: r.Stopped,
 		Unsent: r.Unsent, InFlight: r.InFlight, Stalled: r.Stalled, StalledAfterMS: msOf(r.StalledAfter), ErrorRate: sc.ErrorRate,
+		Slow: sc.Slow, SlowRate: sc.SlowRate,
 	}
 	for _, st := range r.Steps {
 		details := make([]string, len(st.Details))
@@ -310,7 +417,8 @@ func runResult(r *loadgen.Result, sc scenario.ScoreResult, keepAlive bool) RunRe
 			details = nil
 		}
 		out.Steps = append(out.Steps, Step{Name: loadgen.MaskCredentials(st.Name), Requests: st.Requests, Errors: st.Errors,
-			ErrorsByKind: kinds(st.ErrorsByKind), RPS: st.RPS, LatencyMS: ms(st.Latency), Bytes: st.Bytes, Details: details})
+			ErrorsByKind: kinds(st.ErrorsByKind), RPS: st.RPS, LatencyMS: ms(st.Latency), Bytes: st.Bytes, Details: details,
+			Slow: sc.SlowByStep[st.Name]})
 	}
 	return out
 }
@@ -347,6 +455,13 @@ func (s *Summary) finish() {
 		"rps":            spread(s.Runs, func(r *RunResult) float64 { return r.RPS }),
 		"latency_p99_ms": spread(s.Runs, func(r *RunResult) float64 { return r.LatencyMS.P99 }),
 		"errors":         spread(s.Runs, func(r *RunResult) float64 { return float64(r.Errors) }),
+	}
+	for _, r := range s.Runs {
+		for _, st := range r.Steps {
+			if st.SlowAfterMS > 0 {
+				s.Spreads["slow"] = spread(s.Runs, func(r *RunResult) float64 { return float64(r.Slow) })
+			}
+		}
 	}
 }
 

@@ -45,6 +45,15 @@ func Bench(w io.Writer, s *benchrun.Summary, format string) error {
 	if s.Label != "" {
 		ew.printf("# label: %s\n", s.Label)
 	}
+	if h := s.PreRun; h != nil {
+		if h.Error != "" {
+			ew.printf("# pre-run: %s failed after %s (not scored)\n", h.What, msDur(h.ElapsedMS))
+		} else if h.Status != 0 {
+			ew.printf("# pre-run: %s: status %d in %s (not scored)\n", h.What, h.Status, msDur(h.ElapsedMS))
+		} else {
+			ew.printf("# pre-run: %s in %s (not scored)\n", h.What, msDur(h.ElapsedMS))
+		}
+	}
 	verdict := "PASSED"
 	if !s.Passed {
 		verdict = "FAILED: " + strings.Join(s.FailReasons, "; ")
@@ -64,16 +73,41 @@ func Bench(w io.Writer, s *benchrun.Summary, format string) error {
 	if s.Unsent != 0 || s.InFlight != 0 || s.Stalled != 0 {
 		ew.printf(", unsent %s, in flight at the end %s (%s stalled)", Count(s.Unsent), Count(s.InFlight), Count(s.Stalled))
 	}
-	ew.printf("\n# latency: mean %s, p50 %s, p90 %s, p99 %s, max %s\n\n", msDur(s.LatencyMS.Mean), msDur(s.LatencyMS.P50),
+	ew.printf("\n# latency: mean %s, p50 %s, p90 %s, p99 %s, max %s\n", msDur(s.LatencyMS.Mean), msDur(s.LatencyMS.P50),
 		msDur(s.LatencyMS.P90), msDur(s.LatencyMS.P99), msDur(s.LatencyMS.Max))
+	slowSteps := false
+	var slowOf int64
+	for _, st := range s.Steps {
+		if st.SlowAfterMS > 0 {
+			slowSteps = true
+			slowOf += st.Requests
+		}
+	}
+	if slowSteps {
+		ew.printf("# slow: %s responses over their step's slow_after (%s of %s requests)\n", Count(s.Slow), Percent(s.SlowRate), Count(slowOf))
+	}
+	ew.printf("\n")
 	if ew.err != nil {
 		return ew.err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fprintf(tw, "Requests\tReq/s\tErrors\tp50\tp90\tp99\tMax\tBytes\t Step\n")
+	if slowSteps {
+		// Slow responses and the step's slow_after ("-" for a step without).
+		fprintf(tw, "Requests\tReq/s\tErrors\tSlow\tAfter\tp50\tp90\tp99\tMax\tBytes\t Step\n")
+	} else {
+		fprintf(tw, "Requests\tReq/s\tErrors\tp50\tp90\tp99\tMax\tBytes\t Step\n")
+	}
 	for _, st := range s.Steps {
-		fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", Count(st.Requests), PerSecond(st.RPS), Count(st.Errors),
-			msDur(st.LatencyMS.P50), msDur(st.LatencyMS.P90), msDur(st.LatencyMS.P99), msDur(st.LatencyMS.Max), Bytes(st.Bytes), st.Name)
+		lat := []any{msDur(st.LatencyMS.P50), msDur(st.LatencyMS.P90), msDur(st.LatencyMS.P99), msDur(st.LatencyMS.Max), Bytes(st.Bytes), st.Name}
+		if !slowSteps {
+			fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", append([]any{Count(st.Requests), PerSecond(st.RPS), Count(st.Errors)}, lat...)...)
+			continue
+		}
+		slow, after := "-", "-"
+		if st.SlowAfterMS > 0 {
+			slow, after = Count(st.Slow), msDur(st.SlowAfterMS)
+		}
+		fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", append([]any{Count(st.Requests), PerSecond(st.RPS), Count(st.Errors), slow, after}, lat...)...)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

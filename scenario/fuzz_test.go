@@ -25,6 +25,15 @@ func FuzzLoad(f *testing.F) {
 	for _, src := range []string{
 		"", "steps:", "steps: [{url: /}]\nbase_url: http://h", "a: &a [*a]", "a: &a {<<: *a}\nsteps: [*a]",
 		"steps:\n  - &s {url: 'http://h/{{rand 1 2}}', <<: *s}", "steps: [{url: 'http://h/{{x'}]",
+		// pre_run, captures, templates in checks, slow responses
+		"base_url: http://h/\npre_run: {method: POST, url: /initialize, body: x, expect: {status: 200}, timeout: 5s}\nsteps: [{url: /}]",
+		"base_url: http://h/\npre_run: {command: [./init.sh, a b], timeout: 1m}\nsteps: [{url: /}]",
+		"base_url: http://h/\npre_run: {command: 'echo hi', shell: true}\nsteps: [{url: /}]",
+		"base_url: http://h/\ndata: {u: [a, b], n: [A, B]}\nsession: {login: {url: '/l/{{u}}', capture: {t: {header: X-T}}}}\n" +
+			"steps:\n  - {url: /, expect: {contains: ['{{user}}', '{{user.n}}', '{{t}}']}, slow_after: 3s, capture: {id: {regexp: 'id=(\\d+)', group: 1}}}\n" +
+			"  - {url: '/e/{{id}}?t={{t}}', body: '{{id}}', headers: {X-T: '{{t}}'}, capture: {v: {json: '$.a[0][\"b c\"]'}, w: {selector: 'a.x', attr: href}}}\n" +
+			"scoring: {penalties: {slow: 1}, fail_if: {slow_rate: 5%}}",
+		"base_url: http://h/\nsteps: [{url: '/{{x}}', capture: {x: {json: a..b}}}, {url: /, capture: {x: {regexp: '(', group: 3}}}]",
 	} {
 		f.Add([]byte(src), false)
 	}
@@ -56,9 +65,28 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer u.Close()
+		// Every captured value as the URL check at load saw it.
+		us := u.(*user)
+		for i, name := range s.Captures {
+			us.fill.caps[i], us.have[i] = name, true
+		}
 		for i, st := range s.steps() {
-			if _, err := u.(*user).request(context.Background(), st, i == 0 && s.Login != nil); err != nil {
+			login := i == 0 && s.Login != nil
+			if _, err := us.request(context.Background(), st, login); err != nil {
 				t.Fatalf("step %q: %v", st.Name, err)
+			}
+			// Checks and captures run on any body (the scenario's own
+			// source here) without panicking.
+			check(st, us.fill, &response{status: 200, header: map[string][]string{"X-T": {"v"}}, body: src, of: "body"})
+		}
+		if h := s.PreRun; h != nil {
+			if (h.Request == nil) == (len(h.Command) == 0) || h.Timeout <= 0 || h.Timeout > MaxHookTimeout {
+				t.Fatalf("pre_run %+v", h)
+			}
+			if h.Request != nil {
+				if _, err := newRequest(context.Background(), h.Request, sampleFiller(s), s.base, s.headers); err != nil {
+					t.Fatalf("pre_run: %v", err)
+				}
 			}
 		}
 	})

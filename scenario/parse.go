@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ type parser struct {
 	dir      string
 	readFile func(string) ([]byte, error)
 	errs     Errors
+	// capErr is set when a capture was refused: the steps that use it
+	// are then not reported as never running.
+	capErr bool
 }
 
 // errf reports a problem at n; URL passwords in the message are masked.
@@ -38,6 +42,11 @@ func (p *parser) errf(n *yaml.Node, field, format string, args ...any) {
 		line, col = n.Line, n.Column
 	}
 	p.errs = append(p.errs, &FieldError{File: p.file, Line: line, Field: field, Msg: loadgen.MaskCredentials(fmt.Sprintf(format, args...)), col: col})
+}
+
+// errLine reports a problem at a line (a node already resolved away).
+func (p *parser) errLine(line int, field, format string, args ...any) {
+	p.errs = append(p.errs, &FieldError{File: p.file, Line: line, Field: field, Msg: loadgen.MaskCredentials(fmt.Sprintf(format, args...))})
 }
 
 func (p *parser) sort() {
@@ -299,15 +308,17 @@ func (p *parser) duration(n *yaml.Node, field string) (time.Duration, bool) {
 }
 
 var (
-	topFields     = []string{"name", "base_url", "headers", "data", "session", "steps", "scoring"}
+	topFields     = []string{"name", "base_url", "headers", "data", "session", "steps", "scoring", "pre_run"}
 	sessionFields = []string{"login"}
-	loginFields   = []string{"method", "url", "form", "body", "headers", "expect", "think", "score_weight"}
-	stepFields    = []string{"name", "weight", "score_weight", "method", "url", "form", "body", "headers", "expect", "think"}
+	loginFields   = []string{"method", "url", "form", "body", "headers", "expect", "think", "score_weight", "capture", "slow_after"}
+	stepFields    = []string{"name", "weight", "score_weight", "method", "url", "form", "body", "headers", "expect", "think", "capture", "slow_after"}
+	preRunFields  = []string{"method", "url", "form", "body", "headers", "expect", "command", "shell", "timeout"}
 	expectFields  = []string{"status", "contains", "selector", "min_count"}
+	captureFields = []string{"regexp", "group", "selector", "attr", "json", "header"}
 	scoringFields = []string{"success", "penalties", "fail_if"}
 	penaltyFields = []string{string(PenaltyDefault), string(loadgen.ErrConnect), string(loadgen.ErrTimeout), string(loadgen.ErrReset),
-		string(loadgen.ErrProtocol), string(loadgen.ErrStatus), string(loadgen.ErrCheck), string(loadgen.ErrOther)}
-	failIfFields = []string{"error_rate", "unfinished", "mean", "p50", "p90", "p99", "max"}
+		string(loadgen.ErrProtocol), string(loadgen.ErrStatus), string(loadgen.ErrCheck), string(loadgen.ErrOther), penaltySlow}
+	failIfFields = []string{"error_rate", "unfinished", "slow_rate", "mean", "p50", "p90", "p99", "max"}
 	methods      = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 	listName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 )
@@ -336,6 +347,7 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 	for i, name := range s.listNames {
 		env.lists[name] = i
 	}
+	env.caps = p.captureNames(f, s)
 	baseOK := true
 	if e, ok := f["base_url"]; ok {
 		if v, ok := p.str(e.val, "base_url"); ok {
@@ -347,6 +359,7 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 	if e, ok := f["headers"]; ok {
 		genv := env
 		genv.noUser = "{{user}} is not available in headers sent with the login; put it in a step's headers"
+		genv.noCaps = "captured values are not available in headers sent with every request (the login and pre_run too); put it in a step's headers"
 		s.Headers, s.headers = p.headers(e.val, "headers", genv)
 	}
 	if e, ok := f["session"]; ok {
@@ -354,6 +367,7 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 			if le, ok := sf["login"]; ok {
 				lenv := env
 				lenv.noUser = "{{user}} is not available in session.login; use the list itself"
+				lenv.noCaps = "session.login is a session's first request: no value is captured before it"
 				s.Login = p.step(le.val, "session.login", lenv, true)
 				if s.Login != nil {
 					var used []int
@@ -380,6 +394,15 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 			env.noUser = "{{user}} needs a {{list}} placeholder in session.login (the list the user logs in with)"
 		}
 	}
+	if e, ok := f["pre_run"]; ok {
+		henv := env
+		henv.hasUser = false
+		henv.noUser = "{{user}} is not available in pre_run: it belongs to no session"
+		henv.noRow = "is not available in pre_run: it belongs to no session"
+		henv.noCaps = "pre_run belongs to no session: it cannot use captured values"
+		s.PreRun = p.preRun(e.val, "pre_run", henv)
+	}
+	stepsOK := true
 	e, ok := f["steps"]
 	switch {
 	case !ok:
@@ -397,6 +420,7 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 			field := index("steps", i)
 			st := p.step(c, field, env, false)
 			if st == nil {
+				stepsOK = false
 				continue
 			}
 			if prev, dup := names[st.Name]; dup && st.Name != "" {
@@ -410,6 +434,9 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 			s.Steps = append(s.Steps, *st)
 		}
 	}
+	if stepsOK && !p.capErr {
+		p.reachable(s)
+	}
 	if e, ok := f["scoring"]; ok {
 		p.scoring(e.val, "scoring", &s.Scoring)
 	}
@@ -417,8 +444,116 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 		for _, st := range s.steps() {
 			p.checkURL(s, st, s.base)
 		}
+		if s.PreRun != nil && s.PreRun.Request != nil {
+			p.checkURL(s, s.PreRun.Request, s.base)
+		}
 	}
 	return s
+}
+
+// captureNames finds the names the login and the steps capture, before any
+// template is compiled: a step may use what a later one captures. A name
+// that cannot be a capture's is left out (and reported with the capture).
+func (p *parser) captureNames(top map[string]entry, s *Scenario) map[string]int {
+	idx := map[string]int{}
+	quiet := &parser{} // problems are reported when the steps are parsed
+	mapping := func(n *yaml.Node) []entry {
+		if r := resolve(n); r != nil && r.Kind == yaml.MappingNode {
+			return quiet.entries(r, "")
+		}
+		return nil
+	}
+	add := func(step *yaml.Node) {
+		for _, e := range mapping(step) {
+			if e.name != "capture" {
+				continue
+			}
+			for _, c := range mapping(e.val) {
+				_, isList := s.Data[c.name]
+				if _, dup := idx[c.name]; !dup && captureNameProblem(c.name, isList) == "" {
+					idx[c.name] = len(s.Captures)
+					s.Captures = append(s.Captures, c.name)
+				}
+			}
+		}
+	}
+	if e, ok := top["session"]; ok {
+		for _, se := range mapping(e.val) {
+			if se.name == "login" {
+				add(se.val)
+			}
+		}
+	}
+	if e, ok := top["steps"]; ok {
+		if r := resolve(e.val); r != nil && r.Kind == yaml.SequenceNode {
+			for _, c := range r.Content {
+				add(c)
+			}
+		}
+	}
+	return idx
+}
+
+// captureNameProblem says why name cannot name a capture (isList: a data
+// list has it), or "".
+func captureNameProblem(name string, isList bool) string {
+	switch {
+	case !listName.MatchString(name):
+		return "capture names are letters, digits, _ and -, starting with a letter or _"
+	case name == "user" || name == "rand":
+		return fmt.Sprintf("%q is reserved for the {{%s}} placeholder", name, name)
+	case isList:
+		return fmt.Sprintf("%q is already a data list; give the capture another name", name)
+	}
+	return ""
+}
+
+// reachable reports the steps that can never run: a step runs once its
+// session has every value it uses, so some step that can run must capture
+// each of them first (the login's captures are there from the start).
+func (p *parser) reachable(s *Scenario) {
+	have := make([]bool, len(s.Captures))
+	if s.Login != nil {
+		for _, c := range s.Login.Captures {
+			have[c.index] = true
+		}
+	}
+	runs := make([]bool, len(s.Steps))
+	for changed := true; changed; {
+		changed = false
+		for i := range s.Steps {
+			st := &s.Steps[i]
+			if runs[i] || !hasAll(have, st.needs) {
+				continue
+			}
+			runs[i], changed = true, true
+			for _, c := range st.Captures {
+				have[c.index] = true
+			}
+		}
+	}
+	for i := range s.Steps {
+		if runs[i] {
+			continue
+		}
+		st := &s.Steps[i]
+		var missing []string
+		for _, c := range st.needs {
+			if !have[c] && !contains(missing, "{{"+s.Captures[c]+"}}") {
+				missing = append(missing, "{{"+s.Captures[c]+"}}")
+			}
+		}
+		p.errLine(st.line, st.field, "never runs: it uses %s, which no step that can run before it captures", strings.Join(missing, " and "))
+	}
+}
+
+func hasAll(have []bool, needs []int) bool {
+	for _, c := range needs {
+		if !have[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // nameNode is the node to blame for a step's name: its name field, or the
@@ -650,6 +785,14 @@ func (p *parser) step(n *yaml.Node, field string, env tmplEnv, login bool) *Step
 	if login {
 		st.Name, st.Weight, st.ScoreWeight = "login", 0, 1
 	}
+	p.stepFields(f, r, st, env)
+	return st
+}
+
+// stepFields fills st from the fields of a step, the login or an HTTP
+// pre_run (whichever fields the caller allowed); r is the step's node.
+func (p *parser) stepFields(f map[string]entry, r *yaml.Node, st *Step, env tmplEnv) {
+	field := st.field
 	if e, ok := f["url"]; ok {
 		env := env
 		env.url = true
@@ -742,22 +885,51 @@ func (p *parser) step(n *yaml.Node, field string, env tmplEnv, login bool) *Step
 		st.Headers, st.headers = p.headers(e.val, sub(field, "headers"), env)
 	}
 	if e, ok := f["expect"]; ok {
-		st.Expect, st.sel = p.expect(e.val, sub(field, "expect"))
+		cenv := env
+		cenv.url, cenv.check = false, true
+		st.Expect, st.sel, st.contains = p.expect(e.val, sub(field, "expect"), cenv)
 	}
 	if e, ok := f["think"]; ok {
 		if d, ok := p.duration(e.val, sub(field, "think")); ok {
 			st.Think = d
 		}
 	}
-	return st
+	if e, ok := f["slow_after"]; ok {
+		sf := sub(field, "slow_after")
+		if d, ok := p.duration(e.val, sf); ok {
+			if d == 0 {
+				p.errf(e.val, sf, "want a positive duration like 3s (leave it out for no threshold)")
+			} else {
+				st.SlowAfter = d
+			}
+		}
+	}
+	if e, ok := f["capture"]; ok {
+		st.Captures = p.captures(e.val, sub(field, "capture"), env)
+	}
+	var needs []int
+	needs = st.url.captures(needs)
+	for _, ft := range st.form {
+		needs = ft.value.captures(needs)
+	}
+	needs = st.body.captures(needs)
+	for _, h := range st.headers {
+		needs = h.value.captures(needs)
+	}
+	for _, c := range st.contains {
+		needs = c.captures(needs)
+	}
+	slices.Sort(needs)
+	st.needs = slices.Compact(needs)
 }
 
-func (p *parser) expect(n *yaml.Node, field string) (Expect, cascadia.Selector) {
+func (p *parser) expect(n *yaml.Node, field string, env tmplEnv) (Expect, cascadia.Selector, []template) {
 	var x Expect
 	var sel cascadia.Selector
+	var tmpls []template
 	f, ok := p.object(n, field, expectFields...)
 	if !ok {
-		return x, nil
+		return x, nil, nil
 	}
 	if e, ok := f["status"]; ok {
 		sf := sub(field, "status")
@@ -792,7 +964,13 @@ func (p *parser) expect(n *yaml.Node, field string) (Expect, cascadia.Selector) 
 					p.errf(n, field, "empty string (it matches every body)")
 					return
 				}
+				t, err := compileTemplate(v, env)
+				if err != nil {
+					p.errf(n, field, "%v", err)
+					return
+				}
 				x.Contains = append(x.Contains, v)
+				tmpls = append(tmpls, t)
 			}
 		}
 		switch v := e.val; {
@@ -833,7 +1011,246 @@ func (p *parser) expect(n *yaml.Node, field string) (Expect, cascadia.Selector) 
 			}
 		}
 	}
-	return x, sel
+	return x, sel, tmpls
+}
+
+// captures parses a step's capture section: capture names to their source.
+func (p *parser) captures(n *yaml.Node, field string, env tmplEnv) []Capture {
+	if n.Kind != yaml.MappingNode {
+		p.errf(n, field, "want a mapping of capture names to {regexp: RE}, {selector: CSS}, {json: PATH} or {header: NAME}, got a %s", kindName(n))
+		p.capErr = true
+		return nil
+	}
+	var out []Capture
+	for _, e := range p.entries(n, field) {
+		cf := sub(field, e.name)
+		idx, known := env.caps[e.name] // every name captureNames accepted
+		if !known {
+			p.capErr = true
+			_, isList := env.lists[e.name]
+			p.errf(e.key, cf, "%s", captureNameProblem(e.name, isList))
+			continue
+		}
+		c, ok := p.capture(e.val, cf)
+		if !ok {
+			p.capErr = true
+			continue
+		}
+		c.Name, c.index = e.name, idx
+		out = append(out, c)
+	}
+	return out
+}
+
+func (p *parser) capture(n *yaml.Node, field string) (Capture, bool) {
+	var c Capture
+	f, ok := p.object(n, field, captureFields...)
+	if !ok {
+		return c, false
+	}
+	var sources []string
+	for _, name := range []string{"regexp", "selector", "json", "header"} {
+		if _, ok := f[name]; ok {
+			sources = append(sources, name)
+		}
+	}
+	switch len(sources) {
+	case 0:
+		p.errf(resolve(n), field, "want one of regexp, selector, json or header")
+		return c, false
+	case 1:
+	default:
+		p.errf(f[sources[1]].key, sub(field, sources[1]), "%s and %s are exclusive: a capture takes one value", sources[0], sources[1])
+		return c, false
+	}
+	ok = true
+	str := func(name string) (string, *yaml.Node, bool) {
+		e := f[name]
+		v, good := p.str(e.val, sub(field, name))
+		if good && v == "" {
+			p.errf(e.val, sub(field, name), "empty %s", name)
+			good = false
+		}
+		ok = ok && good
+		return v, e.val, good
+	}
+	switch sources[0] {
+	case "regexp":
+		if v, vn, good := str("regexp"); good {
+			re, err := regexp.Compile(v)
+			if err != nil {
+				p.errf(vn, sub(field, "regexp"), "invalid regexp %q: %v", v, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+				ok = false
+				break
+			}
+			c.Regexp, c.re = v, re
+			if re.NumSubexp() > 0 {
+				c.Group = 1
+			}
+		}
+	case "selector":
+		if v, vn, good := str("selector"); good {
+			sel, err := cascadia.Compile(v)
+			if err != nil {
+				p.errf(vn, sub(field, "selector"), "invalid CSS selector %q: %v", v, err)
+				ok = false
+				break
+			}
+			c.Selector, c.sel = v, sel
+		}
+	case "json":
+		if v, vn, good := str("json"); good {
+			path, err := parseJSONPath(v)
+			if err != nil {
+				p.errf(vn, sub(field, "json"), "%v", err)
+				ok = false
+				break
+			}
+			c.JSON, c.path = v, path
+		}
+	case "header":
+		if v, vn, good := str("header"); good {
+			if !httpguts.ValidHeaderFieldName(v) {
+				p.errf(vn, sub(field, "header"), "invalid header name %q", v)
+				ok = false
+				break
+			}
+			c.Header = v
+		}
+	}
+	if e, has := f["group"]; has {
+		gf := sub(field, "group")
+		if g, good := p.integer(e.val, gf); !good {
+			ok = false
+		} else if c.Regexp == "" {
+			if sources[0] != "regexp" {
+				p.errf(e.key, gf, "needs a regexp")
+			}
+			ok = false
+		} else if g < 0 || g > c.re.NumSubexp() {
+			p.errf(e.val, gf, "regexp %q has %d groups; want 0 (the whole match) to %d", c.Regexp, c.re.NumSubexp(), c.re.NumSubexp())
+			ok = false
+		} else {
+			c.Group = g
+		}
+	}
+	if e, has := f["attr"]; has {
+		af := sub(field, "attr")
+		if v, good := p.str(e.val, af); !good {
+			ok = false
+		} else if sources[0] != "selector" {
+			p.errf(e.key, af, "needs a selector")
+			ok = false
+		} else if v == "" {
+			p.errf(e.val, af, "empty attribute name (leave it out for the element's text)")
+			ok = false
+		} else {
+			c.Attr = v
+		}
+	}
+	return c, ok
+}
+
+// preRun parses the pre_run hook: an HTTP request (url and the step fields
+// of a request) or a command.
+func (p *parser) preRun(n *yaml.Node, field string, env tmplEnv) *Hook {
+	f, ok := p.object(n, field, preRunFields...)
+	if !ok {
+		return nil
+	}
+	r := resolve(n)
+	h := &Hook{Timeout: DefaultHookTimeout, dir: p.dir}
+	if e, ok := f["timeout"]; ok {
+		tf := sub(field, "timeout")
+		if d, ok := p.duration(e.val, tf); ok {
+			switch {
+			case d == 0:
+				p.errf(e.val, tf, "want a positive duration (default %v)", DefaultHookTimeout)
+			case d > MaxHookTimeout:
+				p.errf(e.val, tf, "%v is over the %v bound", d, MaxHookTimeout)
+			default:
+				h.Timeout = d
+			}
+		}
+	}
+	_, hasURL := f["url"]
+	ce, hasCmd := f["command"]
+	switch {
+	case hasURL && hasCmd:
+		p.errf(ce.key, sub(field, "command"), "url and command are exclusive: the hook is an HTTP request or a command")
+		return h
+	case !hasURL && !hasCmd:
+		p.errf(r, field, "want a url (an HTTP request, relative to base_url) or a command")
+		return h
+	case hasCmd:
+		for _, name := range []string{"method", "form", "body", "headers", "expect"} {
+			if e, ok := f[name]; ok {
+				p.errf(e.key, sub(field, name), "%s is for an HTTP pre_run (with url), not a command", name)
+			}
+		}
+		p.command(f, field, h)
+		return h
+	}
+	if e, ok := f["shell"]; ok {
+		p.errf(e.key, sub(field, "shell"), "shell is for a command, not an HTTP pre_run")
+	}
+	st := &Step{Name: "pre_run", field: field, line: r.Line}
+	p.stepFields(f, r, st, env)
+	h.Request = st
+	return h
+}
+
+func (p *parser) command(f map[string]entry, field string, h *Hook) {
+	cf := sub(field, "command")
+	ce := f["command"]
+	if e, ok := f["shell"]; ok {
+		sf := sub(field, "shell")
+		var b bool
+		if e.val.Kind != yaml.ScalarNode || e.val.ShortTag() != "!!bool" || e.val.Decode(&b) != nil {
+			p.errf(e.val, sf, "want true or false, got a %s", kindName(e.val))
+		} else {
+			h.Shell = b
+		}
+	}
+	if h.Shell {
+		if ce.val.Kind != yaml.ScalarNode {
+			p.errf(ce.val, cf, "with shell: true, want the command line as one string, got a %s", kindName(ce.val))
+			return
+		}
+		if line, ok := p.str(ce.val, cf); ok {
+			if strings.TrimSpace(line) == "" {
+				p.errf(ce.val, cf, "empty command")
+				return
+			}
+			h.Command = []string{"/bin/sh", "-c", line}
+		}
+		return
+	}
+	if ce.val.Kind != yaml.SequenceNode {
+		p.errf(ce.val, cf, "want a list of arguments like [./init.sh, --all] (run without a shell; set shell: true for a command line), got a %s", kindName(ce.val))
+		return
+	}
+	if len(ce.val.Content) == 0 {
+		p.errf(ce.val, cf, "empty command")
+		return
+	}
+	var argv []string
+	for i, c := range ce.val.Content {
+		v, ok := p.str(resolve(c), index(cf, i))
+		if !ok {
+			return
+		}
+		if i == 0 && v == "" {
+			p.errf(c, index(cf, i), "empty program name")
+			return
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			p.errf(c, index(cf, i), "arguments cannot contain NUL bytes")
+			return
+		}
+		argv = append(argv, v)
+	}
+	h.Command = argv
 }
 
 func (p *parser) scoring(n *yaml.Node, field string, s *Scoring) {
@@ -860,7 +1277,11 @@ func (p *parser) scoring(n *yaml.Node, field string, s *Scoring) {
 			for _, name := range penaltyFields {
 				if pe, ok := pm[name]; ok {
 					if v, ok := nonNeg(pe.val, sub(pf, name)); ok {
-						s.Penalties[loadgen.ErrKind(name)] = v
+						if name == penaltySlow {
+							s.SlowPenalty = v
+						} else {
+							s.Penalties[loadgen.ErrKind(name)] = v
+						}
 					}
 				}
 			}
@@ -880,6 +1301,11 @@ func (p *parser) scoring(n *yaml.Node, field string, s *Scoring) {
 		if ue, ok := fm["unfinished"]; ok {
 			if v, ok := p.rate(ue.val, sub(ff, "unfinished")); ok {
 				s.FailIf.Unfinished = v
+			}
+		}
+		if se, ok := fm["slow_rate"]; ok {
+			if v, ok := p.rate(se.val, sub(ff, "slow_rate")); ok {
+				s.FailIf.SlowRate = v
 			}
 		}
 		for _, d := range []struct {

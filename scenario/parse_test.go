@@ -638,3 +638,366 @@ func TestLoadFailIfAndPasswords(t *testing.T) {
 		})
 	}
 }
+
+// contestFields describes what exported leaves out: the pre_run hook,
+// captures, slow_after and the slow scoring.
+func contestFields(s *Scenario) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "captures=%q slow penalty=%v slow rate=%v\n", s.Captures, s.Scoring.SlowPenalty, s.Scoring.FailIf.SlowRate)
+	if h := s.PreRun; h != nil {
+		fmt.Fprintf(&b, "pre_run command=%q shell=%v timeout=%v dir=%q", h.Command, h.Shell, h.Timeout, h.dir)
+		if r := h.Request; r != nil {
+			fmt.Fprintf(&b, " request=%s %q body=%q headers=%v expect=%+v", r.Method, r.URL, r.Body, r.Headers, r.Expect)
+		}
+		b.WriteByte('\n')
+	}
+	for _, st := range s.steps() {
+		fmt.Fprintf(&b, "step %q slow_after=%v needs=%v", st.Name, st.SlowAfter, st.needs)
+		for _, c := range st.Captures {
+			fmt.Fprintf(&b, " capture{%s re=%q group=%d sel=%q attr=%q json=%q header=%q}", c.Name, c.Regexp, c.Group, c.Selector, c.Attr, c.JSON, c.Header)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestLoadContestFeatures(t *testing.T) {
+	tests := []struct {
+		name  string
+		path  string // or src
+		src   string
+		check func(t *testing.T, s *Scenario)
+	}{
+		{name: "contest YAML", path: "testdata/contest.yaml", check: func(t *testing.T, s *Scenario) {
+			want := `captures=["csrf" "entry_id" "title" "author" "second"] slow penalty=2 slow rate=0.1
+pre_run command=["./init.sh" "--reset" "two words"] shell=false timeout=1m0s dir="testdata"
+step "login" slow_after=0s needs=[] capture{csrf re="" group=0 sel="" attr="" json="" header="X-CSRF-Token"}
+step "home" slow_after=3s needs=[] capture{entry_id re="data-entry=\"(\\d+)\"" group=1 sel="" attr="" json="" header=""} capture{title re="" group=0 sel="h2.entry-title" attr="" json="" header=""}
+step "entry" slow_after=500ms needs=[1 2] capture{author re="" group=0 sel="" attr="" json="$.entry.author[\"display name\"]" header=""} capture{second re="(a)(b)" group=2 sel="" attr="" json="" header=""}
+step "comment" slow_after=0s needs=[0 1 3]
+`
+			if got := contestFields(s); got != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+			if got := s.SlowAfters(); !slices.Equal(got, []time.Duration{0, 3 * time.Second, 500 * time.Millisecond, 0}) {
+				t.Errorf("SlowAfters %v", got)
+			}
+			if got := s.Steps[0].Expect.Contains; !slices.Equal(got, []string{"Welcome, {{user}}", "{{user.nicks}}"}) {
+				t.Errorf("contains as written: %q", got)
+			}
+		}},
+		{name: "contest TOML loads the same", path: "testdata/contest.toml", check: func(t *testing.T, s *Scenario) {
+			y, err := Load("testdata/contest.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := exported(y)+contestFields(y), exported(s)+contestFields(s); a != b {
+				t.Errorf("YAML and TOML differ:\n%s\n%s", a, b)
+			}
+		}},
+		{name: "example: HTTP pre_run, {{user}} check, captures", path: "example.yaml", check: func(t *testing.T, s *Scenario) {
+			h := s.PreRun
+			if h == nil || h.Request == nil || h.Request.Method != "POST" || h.Request.URL != "/initialize" ||
+				!slices.Equal(h.Request.Expect.Status, []int{200}) || h.Timeout != 30*time.Second || h.Command != nil {
+				t.Fatalf("pre_run %+v", h)
+			}
+			if !slices.Equal(s.Captures, []string{"entry_id", "csrf"}) || !slices.Equal(s.Steps[4].needs, []int{0, 1}) {
+				t.Errorf("captures %q, post comment needs %v", s.Captures, s.Steps[4].needs)
+			}
+			if s.Scoring.SlowPenalty != 1 || s.Scoring.FailIf.SlowRate != 0.05 || s.Steps[0].SlowAfter != 3*time.Second {
+				t.Errorf("slow: penalty %v rate %v after %v", s.Scoring.SlowPenalty, s.Scoring.FailIf.SlowRate, s.Steps[0].SlowAfter)
+			}
+		}},
+		{name: "defaults: no hook, slow responses free and never failing", src: "base_url: http://h/\nsteps: [{url: /}]\n", check: func(t *testing.T, s *Scenario) {
+			if s.PreRun != nil || s.Captures != nil || s.Scoring.SlowPenalty != 0 || s.Scoring.FailIf.SlowRate != 1 || s.Steps[0].SlowAfter != 0 {
+				t.Errorf("%s", contestFields(s))
+			}
+		}},
+		{name: "shell command, default timeout", src: `
+base_url: http://h/
+pre_run: {command: "mysql isucon < init.sql", shell: true}
+steps: [{url: /}]
+`, check: func(t *testing.T, s *Scenario) {
+			if h := s.PreRun; !slices.Equal(h.Command, []string{"/bin/sh", "-c", "mysql isucon < init.sql"}) || !h.Shell || h.Timeout != DefaultHookTimeout {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{name: "HTTP pre_run with a body and the step defaults", src: `
+base_url: http://h/app/
+pre_run: {url: initialize, body: '{"reset": true}', headers: {Content-Type: application/json}, timeout: 10m}
+steps: [{url: /}]
+`, check: func(t *testing.T, s *Scenario) {
+			h := s.PreRun
+			if r := h.Request; r.Method != "POST" || r.Name != "pre_run" || r.Body != `{"reset": true}` || h.Timeout != MaxHookTimeout {
+				t.Errorf("%+v %+v", h, r)
+			}
+		}},
+		{name: "a step can run on what it captures itself once another captured it", src: `
+base_url: http://h/
+steps:
+  - {name: list, url: /items, capture: {next: {selector: a.next, attr: href}}}
+  - {name: next page, url: "{{next}}", capture: {next: {selector: a.next, attr: href}}}
+`, check: func(t *testing.T, s *Scenario) {
+			if !slices.Equal(s.Captures, []string{"next"}) || !slices.Equal(s.Steps[1].needs, []int{0}) || s.Steps[1].Captures[0].index != 0 {
+				t.Errorf("%s", contestFields(s))
+			}
+		}},
+		{name: "{{users}} in a check, {{user.LIST}} without a login", src: `
+base_url: http://h/
+data: {users: [a, b], nicks: [A, B]}
+steps: [{url: "/u/{{users}}", expect: {contains: ["{{users}}", "{{user.nicks}}"]}}]
+`, check: func(t *testing.T, s *Scenario) {
+			if len(s.Steps[0].contains) != 2 || s.Steps[0].contains[1].parts[0].kind != partRow {
+				t.Errorf("contains %+v", s.Steps[0].contains)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s *Scenario
+			var err error
+			if tt.path != "" {
+				s, err = Load(tt.path)
+			} else {
+				s, err = parse("scenario.yaml", []byte(tt.src), fakeFiles)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, s)
+		})
+	}
+}
+
+func TestLoadContestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		file string // default scenario.yaml
+		src  string
+		want string // every message, one per line
+	}{
+		{"pre_run both a request and a command", "", `
+base_url: http://h/
+pre_run:
+  url: /initialize
+  command: [./init.sh]
+steps: [{url: /}]
+`, `scenario.yaml:5: pre_run.command: url and command are exclusive: the hook is an HTTP request or a command`},
+		{"pre_run neither", "", `
+base_url: http://h/
+pre_run: {timeout: 5s}
+steps: [{url: /}]
+`, `scenario.yaml:3: pre_run: want a url (an HTTP request, relative to base_url) or a command`},
+		{"pre_run timeouts", "", `
+base_url: http://h/
+pre_run: {url: /a, timeout: 0s}
+steps: [{url: /}]
+---
+`, `scenario.yaml:3: pre_run.timeout: want a positive duration (default 30s)`},
+		{"pre_run timeout over the bound", "", `
+base_url: http://h/
+pre_run: {command: [x], timeout: 11m}
+steps: [{url: /}]
+`, `scenario.yaml:3: pre_run.timeout: 11m0s is over the 10m0s bound`},
+		{"pre_run typo", "", `
+base_url: http://h/
+pre_run: {url: /a, timeuot: 1s}
+steps: [{url: /}]
+`, `scenario.yaml:3: pre_run.timeuot: unknown field (did you mean timeout?)`},
+		{"pre_run command as a string without a shell", "", `
+base_url: http://h/
+pre_run:
+  command: ./init.sh --all
+steps: [{url: /}]
+`, `scenario.yaml:4: pre_run.command: want a list of arguments like [./init.sh, --all] (run without a shell; set shell: true for a command line), got a string`},
+		{"pre_run command problems", "", `
+base_url: http://h/
+pre_run: {command: [], shell: yes}
+steps: [{url: /}]
+`, `scenario.yaml:3: pre_run.command: empty command
+scenario.yaml:3: pre_run.shell: want true or false, got a string`},
+		{"pre_run shell wants a string", "", `
+base_url: http://h/
+pre_run: {command: [sh, x], shell: true}
+steps: [{url: /}]
+`, `scenario.yaml:3: pre_run.command: with shell: true, want the command line as one string, got a list`},
+		{"pre_run argv elements", "", `
+base_url: http://h/
+pre_run: {command: ["", x]}
+steps: [{url: /}]
+`, `scenario.yaml:3: pre_run.command[0]: empty program name`},
+		{"pre_run fields of the other kind", "", `
+base_url: http://h/
+pre_run: {command: [./init.sh], method: POST, expect: {status: 200}}
+---
+`, `scenario.yaml:2: steps: required (at least one step)
+scenario.yaml:3: pre_run.method: method is for an HTTP pre_run (with url), not a command
+scenario.yaml:3: pre_run.expect: expect is for an HTTP pre_run (with url), not a command`},
+		{"pre_run HTTP with shell", "", `
+base_url: http://h/
+pre_run: {url: /initialize, shell: true}
+steps: [{url: /}]
+`, `scenario.yaml:3: pre_run.shell: shell is for a command, not an HTTP pre_run`},
+		{"pre_run belongs to no session", "", `
+base_url: http://h/
+data: {u: [a]}
+session: {login: {url: "/login/{{u}}"}}
+pre_run: {url: "/init/{{user}}", body: "{{user.u}} {{t}}"}
+steps: [{url: /, capture: {t: {header: X-T}}}]
+`, `scenario.yaml:5: pre_run.url: {{user}} is not available in pre_run: it belongs to no session
+scenario.yaml:5: pre_run.body: {{user.u}} is not available in pre_run: it belongs to no session`},
+		{"pre_run cannot use captures", "", `
+base_url: http://h/
+pre_run: {url: "/init/{{t}}"}
+steps: [{url: /, capture: {t: {header: X-T}}}]
+`, `scenario.yaml:3: pre_run.url: {{t}}: pre_run belongs to no session: it cannot use captured values`},
+		{"pre_run URL relative without a base", "", `
+pre_run: {url: /initialize}
+steps: [{url: "http://h/"}]
+`, `scenario.yaml:2: pre_run.url: "/initialize" is relative and base_url is not set`},
+		{"capture sources", "", `
+base_url: http://h/
+steps:
+  - url: /
+    capture:
+      a: {regexpp: x}
+      b: {regexp: x, json: y}
+      c: {}
+      d: "(\\d+)"
+`, `scenario.yaml:6: steps[0].capture.a: want one of regexp, selector, json or header
+scenario.yaml:6: steps[0].capture.a.regexpp: unknown field (did you mean regexp?)
+scenario.yaml:7: steps[0].capture.b.json: regexp and json are exclusive: a capture takes one value
+scenario.yaml:8: steps[0].capture.c: want one of regexp, selector, json or header
+scenario.yaml:9: steps[0].capture.d: want a mapping, got a string`},
+		{"capture values", "", `
+base_url: http://h/
+steps:
+  - url: /
+    capture:
+      a: {regexp: "x(", group: 1}
+      b: {selector: "li[", attr: href}
+      c: {json: "a..b"}
+      d: {header: "X Y"}
+      e: {regexp: "(x)", group: 2}
+      f: {json: a, group: 1, attr: x}
+      g: {regexp: ""}
+      h: {selector: a, attr: ""}
+      i: {json: "$"}
+`, `scenario.yaml:6: steps[0].capture.a.regexp: invalid regexp "x(": missing closing ): ` + "`x(`" + `
+scenario.yaml:7: steps[0].capture.b.selector: invalid CSS selector "li[": expected identifier, found EOF instead
+scenario.yaml:8: steps[0].capture.c.json: JSON path "a..b": empty key
+scenario.yaml:9: steps[0].capture.d.header: invalid header name "X Y"
+scenario.yaml:10: steps[0].capture.e.group: regexp "(x)" has 1 groups; want 0 (the whole match) to 1
+scenario.yaml:11: steps[0].capture.f.group: needs a regexp
+scenario.yaml:11: steps[0].capture.f.attr: needs a selector
+scenario.yaml:12: steps[0].capture.g.regexp: empty regexp
+scenario.yaml:13: steps[0].capture.h.attr: empty attribute name (leave it out for the element's text)
+scenario.yaml:14: steps[0].capture.i.json: JSON path "$": names the whole document; want a key or an index after $`},
+		{"capture names", "", `
+base_url: http://h/
+data: {ids: [1]}
+steps:
+  - url: /
+    capture:
+      user: {header: X}
+      ids: {header: X}
+      "bad name": {header: X}
+  - url: /x
+    capture: [a]
+`, `scenario.yaml:7: steps[0].capture.user: "user" is reserved for the {{user}} placeholder
+scenario.yaml:8: steps[0].capture.ids: "ids" is already a data list; give the capture another name
+scenario.yaml:9: steps[0].capture.bad name: capture names are letters, digits, _ and -, starting with a letter or _
+scenario.yaml:11: steps[1].capture: want a mapping of capture names to {regexp: RE}, {selector: CSS}, {json: PATH} or {header: NAME}, got a list`},
+		{"check templates", "", `
+base_url: http://h/
+data: {u: [a]}
+steps:
+  - url: /a
+    expect: {contains: ["{{nope}}", "{{rand 1 2}}", "{{user}}", "{{tok.seq}}"]}
+  - {url: /b, capture: {tok: {header: X}}}
+`, `scenario.yaml:6: steps[0].expect.contains[0]: unknown list "nope" in {{nope}} (define it under data)
+scenario.yaml:6: steps[0].expect.contains[1]: {{rand 1 2}}: a check cannot use {{rand}} (it would draw a fresh number); capture the value instead
+scenario.yaml:6: steps[0].expect.contains[2]: {{user}} needs session.login
+scenario.yaml:6: steps[0].expect.contains[3]: {{tok.seq}}: tok is a capture, not a data list (use {{tok}})`},
+		{"login and global headers cannot use captures", "", `
+base_url: http://h/
+headers: {X-Tok: "{{tok}}"}
+session:
+  login: {url: /login, form: {t: "{{tok}}"}, expect: {contains: "{{tok}}"}}
+steps:
+  - {url: /b, capture: {tok: {header: X}}}
+`, `scenario.yaml:3: headers.X-Tok: {{tok}}: captured values are not available in headers sent with every request (the login and pre_run too); put it in a step's headers
+scenario.yaml:5: session.login.form.t: {{tok}}: session.login is a session's first request: no value is captured before it
+scenario.yaml:5: session.login.expect.contains: {{tok}}: session.login is a session's first request: no value is captured before it`},
+		{"steps that never run", "", `
+base_url: http://h/
+steps:
+  - {name: home, url: /}
+  - {name: self, url: "/p/{{page}}", capture: {page: {header: X-Next}}}
+  - {name: a, url: "/a/{{b}}", capture: {a: {header: X-A}}}
+  - {name: b, url: "/b/{{a}}", capture: {b: {header: X-B}}}
+  - {name: c, url: "/c", headers: {X: "{{a}}"}, expect: {contains: "{{page}}"}}
+`, `scenario.yaml:5: steps[1]: never runs: it uses {{page}}, which no step that can run before it captures
+scenario.yaml:6: steps[2]: never runs: it uses {{b}}, which no step that can run before it captures
+scenario.yaml:7: steps[3]: never runs: it uses {{a}}, which no step that can run before it captures
+scenario.yaml:8: steps[4]: never runs: it uses {{page}} and {{a}}, which no step that can run before it captures`},
+		{"a refused capture does not make its users never run", "", `
+base_url: http://h/
+steps:
+  - {name: home, url: /, capture: {tok: {regexp: "("}}}
+  - {name: post, url: "/p/{{tok}}"}
+`, `scenario.yaml:4: steps[0].capture.tok.regexp: invalid regexp "(": missing closing ): ` + "`(`"},
+		{"slow thresholds", "", `
+base_url: http://h/
+session:
+  login: {url: /login, slow_after: 0s}
+steps:
+  - {url: /a, slow_after: -1s}
+  - {url: /b, slow_after: 3}
+scoring:
+  penalties: {slow: -1, slwo: 1}
+  fail_if: {slow_rate: 2, slowrate: 1}
+`, `scenario.yaml:4: session.login.slow_after: want a positive duration like 3s (leave it out for no threshold)
+scenario.yaml:6: steps[0].slow_after: must not be negative
+scenario.yaml:7: steps[1].slow_after: want a duration like 100ms or 2s, got "3"
+scenario.yaml:9: scoring.penalties.slow: must not be negative
+scenario.yaml:9: scoring.penalties.slwo: unknown field (did you mean slow?)
+scenario.yaml:10: scoring.fail_if.slow_rate: want a fraction between 0 and 1, got 2
+scenario.yaml:10: scoring.fail_if.slowrate: unknown field (did you mean slow_rate?)`},
+		{"user.LIST of an unknown list", "", `
+base_url: http://h/
+steps: [{url: "/{{user.nicks}}"}]
+`, `scenario.yaml:3: steps[0].url: unknown list "nicks" in {{user.nicks}} (define it under data)`},
+		{"TOML capture and pre_run", "scenario.toml", `
+base_url = "http://h/"
+
+[pre_run]
+command = "./init.sh"
+
+[[steps]]
+url = "/"
+[steps.capture]
+tok = { regexp = "(", group = 1 }
+`, `scenario.toml:5: pre_run.command: want a list of arguments like [./init.sh, --all] (run without a shell; set shell: true for a command line), got a string
+scenario.toml:10: steps[0].capture.tok.regexp: invalid regexp "(": missing closing ): ` + "`(`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := tt.file
+			if file == "" {
+				file = "scenario.yaml"
+			}
+			s, err := parse(file, []byte(tt.src), fakeFiles)
+			if err == nil {
+				t.Fatalf("no error; loaded %s%s", exported(s), contestFields(s))
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.File != file {
+				t.Errorf("errors.As(*FieldError) = %v", fe)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -34,6 +35,12 @@ type Scenario struct {
 	Steps []Step
 	// Scoring is DefaultScoring overridden by the file's scoring section.
 	Scoring Scoring
+	// PreRun is the hook run before each run (and its warm-up), or nil;
+	// see RunPreRun.
+	PreRun *Hook
+	// Captures are the names of the session values the steps capture, in
+	// order of first appearance; templates refer to them as {{name}}.
+	Captures []string
 
 	base      *url.URL
 	lists     [][]string // list values, indexed like listNames
@@ -66,16 +73,80 @@ type Step struct {
 	Expect  Expect
 	// Think is the pause after the step, in the closed model.
 	Think time.Duration
+	// SlowAfter, when > 0, makes a response that took longer a slow one:
+	// counted for the step, penalised by Scoring.SlowPenalty and limited
+	// by FailIf.SlowRate.
+	SlowAfter time.Duration
+	// Captures take values from a successful response into the session,
+	// for the templates of later requests; a capture that does not match
+	// fails the step's check.
+	Captures []Capture
 
-	line    int    // where the step starts, for URL errors after SetBaseURL
-	field   string // "steps[2]" or "session.login"
-	urlLine int
-	url     template
-	form    []formTmpl
-	body    template
-	headers []header
-	sel     cascadia.Selector
+	line     int    // where the step starts, for URL errors after SetBaseURL
+	field    string // "steps[2]" or "session.login"
+	urlLine  int
+	url      template
+	form     []formTmpl
+	body     template
+	headers  []header
+	contains []template // Expect.Contains, compiled
+	sel      cascadia.Selector
+	// needs are the captures the step's templates use: it runs only once
+	// the session has them all.
+	needs []int
 }
+
+// Capture takes one value from a response into the session: the first
+// match of a regular expression (a group of it), the text or an attribute
+// of the first element a CSS selector matches, a JSON value at a path, or a
+// response header. Exactly one of Regexp, Selector, JSON and Header is set.
+type Capture struct {
+	// Name is the session value's name, {{Name}} in templates.
+	Name string
+	// Regexp (RE2 syntax) is matched against the body; Group is the group
+	// taken (default 1 when the expression has a group, else 0: the match).
+	Regexp string
+	Group  int
+	// Selector is a CSS selector; the value is the first matching
+	// element's text (trimmed), or its attribute Attr when set.
+	Selector string
+	Attr     string
+	// JSON is a path into a JSON body: keys separated by dots, [N] for an
+	// array element, ["key"] for a key with dots or brackets, an optional
+	// leading $. The value must be a string, a number or a boolean.
+	JSON string
+	// Header is a response header's name.
+	Header string
+
+	index int // into Scenario.Captures
+	re    *regexp.Regexp
+	sel   cascadia.Selector
+	path  []pathElem
+}
+
+// Hook is the pre_run hook: an HTTP request (Request) or a command
+// (Command), run before each run by RunPreRun.
+type Hook struct {
+	// Request is the HTTP request: method, URL (relative to BaseURL),
+	// form or body, headers and expectations, as a step's; nil for a
+	// command. Its Name is "pre_run".
+	Request *Step
+	// Command is the command's argv, run in the scenario file's directory
+	// without a shell; with Shell it is ["/bin/sh", "-c", line].
+	Command []string
+	Shell   bool
+	// Timeout bounds the hook (default DefaultHookTimeout, at most
+	// MaxHookTimeout).
+	Timeout time.Duration
+
+	dir string // the scenario file's, where a command runs
+}
+
+// Hook timeouts.
+const (
+	DefaultHookTimeout = 30 * time.Second
+	MaxHookTimeout     = 10 * time.Minute
+)
 
 // FormField is one field of a form, with its value template.
 type FormField struct {
@@ -183,6 +254,9 @@ func (s *Scenario) SetBaseURL(raw string) error {
 		for _, st := range s.steps() {
 			p.checkURL(s, st, base)
 		}
+		if s.PreRun != nil && s.PreRun.Request != nil {
+			p.checkURL(s, s.PreRun.Request, base)
+		}
 	}
 	if len(p.errs) > 0 {
 		return p.errs
@@ -211,6 +285,16 @@ func (s *Scenario) StepNames() []string {
 		names = append(names, st.Name)
 	}
 	return names
+}
+
+// SlowAfters returns the slow_after of each step in Workload order (0 for
+// a step without one).
+func (s *Scenario) SlowAfters() []time.Duration {
+	var d []time.Duration
+	for _, st := range s.steps() {
+		d = append(d, st.SlowAfter)
+	}
+	return d
 }
 
 // ScoreWeights returns the score weight of each step in Workload order.

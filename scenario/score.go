@@ -14,6 +14,10 @@ import (
 // penalty applies to every error kind without its own.
 const PenaltyDefault loadgen.ErrKind = "error"
 
+// penaltySlow is the field of scoring.penalties that sets
+// Scoring.SlowPenalty (a slow response is no error kind).
+const penaltySlow = "slow"
+
 // Scoring turns a run's result into a score and a verdict.
 type Scoring struct {
 	// Success is the points per successful request, multiplied by its
@@ -22,6 +26,10 @@ type Scoring struct {
 	// Penalties are the points subtracted per failed request, by error
 	// kind; PenaltyDefault covers the kinds not listed.
 	Penalties map[loadgen.ErrKind]float64
+	// SlowPenalty is the points subtracted per slow response (a response
+	// slower than its step's slow_after), on top of any failure's penalty;
+	// "slow" in a file's penalties, 0 by default.
+	SlowPenalty float64
 	// FailIf are the limits past which the run fails.
 	FailIf FailIf
 }
@@ -44,6 +52,10 @@ type FailIf struct {
 	// or stalled at the end: (Unsent + Stalled) / (Requests + Unsent +
 	// Stalled). It fails a saturated run even where ErrorRate is relaxed.
 	Unfinished float64
+	// SlowRate is the largest passing fraction of slow responses among
+	// the requests of the steps with a slow_after (ScoreResult.SlowRate);
+	// 1, the default, never fails. Only ScoreRun counts slow responses.
+	SlowRate float64
 	// Latency limits over all requests with a latency (see loadgen.Result).
 	Mean, P50, P90, P99, Max time.Duration
 }
@@ -52,7 +64,8 @@ type FailIf struct {
 // what a scoring section overrides field by field: 1 point per success, 10
 // per error, 20 per timeout, 50 per failed content check, and a run fails
 // past 1% errors or past 1% of its requests left unsent or stalled in
-// flight at the end. Do not modify it; copy it and its Penalties map.
+// flight at the end. Slow responses cost nothing and fail nothing unless a
+// scenario says so. Do not modify it; copy it and its Penalties map.
 var DefaultScoring = Scoring{
 	Success: 1,
 	Penalties: map[loadgen.ErrKind]float64{
@@ -60,7 +73,7 @@ var DefaultScoring = Scoring{
 		loadgen.ErrTimeout: 20,
 		loadgen.ErrCheck:   50,
 	},
-	FailIf: FailIf{ErrorRate: 0.01, Unfinished: 0.01},
+	FailIf: FailIf{ErrorRate: 0.01, Unfinished: 0.01, SlowRate: 1},
 }
 
 func (s Scoring) clone() Scoring {
@@ -88,7 +101,7 @@ type ScoreResult struct {
 	Passed  bool
 	Reasons []string
 	// Points is Σ successes × Success × score weight over the steps;
-	// Penalty is Σ failures × Penalty(kind).
+	// Penalty is Σ failures × Penalty(kind) + SlowPenalty.
 	Points, Penalty float64
 	// ErrorRate is the failed share of the run, the requests left unsent
 	// or stalled in flight at the end counting as failed (see
@@ -101,11 +114,38 @@ type ScoreResult struct {
 	Successes, Failures map[string]int64
 	// FailuresByKind counts failed requests by error kind.
 	FailuresByKind map[loadgen.ErrKind]int64
+	// Slow counts the slow responses (ScoreRun only), SlowByStep by step
+	// name for every step with a slow_after (zero counts included).
+	Slow       int64
+	SlowByStep map[string]int64
+	// SlowRate is Slow / the requests of the steps with a slow_after,
+	// checked against FailIf.SlowRate; SlowPenalty is Slow ×
+	// Scoring.SlowPenalty, a part of Penalty.
+	SlowRate, SlowPenalty float64
 }
 
-// Score scores r with the scenario's scoring and step score weights.
+// Score scores r with the scenario's scoring and step score weights,
+// without slow responses (see ScoreRun).
 func (s *Scenario) Score(r *loadgen.Result) ScoreResult {
 	return Score(r, s.Scoring, s.ScoreWeights())
+}
+
+// ScoreRun scores r, the result of running the workload of Plan.Run, with
+// the slow responses its Tally counted: each costs Scoring.SlowPenalty, and
+// past FailIf.SlowRate of the requests of the steps with a slow_after the
+// run fails. A nil t scores as Score does.
+func (s *Scenario) ScoreRun(r *loadgen.Result, t *Tally) ScoreResult {
+	if t == nil {
+		return s.Score(r)
+	}
+	return score(r, s.Scoring, s.ScoreWeights(), &slowCounts{after: s.SlowAfters(), counts: t.Slow(r)})
+}
+
+// slowCounts are a run's slow responses by step (Workload order) and each
+// step's slow_after (0: none).
+type slowCounts struct {
+	after  []time.Duration
+	counts []int64
 }
 
 // Score scores r: stepWeights[i] is the score weight of r.Steps[i], 1 where
@@ -117,6 +157,10 @@ func (s *Scenario) Score(r *loadgen.Result) ScoreResult {
 // where a step's successes are its Requests − Errors, and failures that its
 // ErrorsByKind does not account for are charged PenaltyDefault.
 func Score(r *loadgen.Result, s Scoring, stepWeights []float64) ScoreResult {
+	return score(r, s, stepWeights, nil)
+}
+
+func score(r *loadgen.Result, s Scoring, stepWeights []float64, slow *slowCounts) ScoreResult {
 	out := ScoreResult{
 		Successes:      map[string]int64{},
 		Failures:       map[string]int64{},
@@ -130,8 +174,20 @@ func Score(r *loadgen.Result, s Scoring, stepWeights []float64) ScoreResult {
 	if len(steps) == 0 && r.Requests > 0 {
 		steps = []loadgen.StepResult{{Requests: r.Requests, Errors: r.Errors, ErrorsByKind: r.ErrorsByKind}}
 	}
-	var successes int64
+	var successes, slowOf int64
 	for i, st := range steps {
+		if slow != nil && i < len(slow.after) && slow.after[i] > 0 {
+			if out.SlowByStep == nil {
+				out.SlowByStep = map[string]int64{}
+			}
+			var n int64
+			if i < len(slow.counts) {
+				n = slow.counts[i]
+			}
+			out.SlowByStep[st.Name] += n
+			out.Slow += n
+			slowOf += st.Requests
+		}
 		w := 1.0
 		if i < len(stepWeights) {
 			w = stepWeights[i]
@@ -154,6 +210,11 @@ func Score(r *loadgen.Result, s Scoring, stepWeights []float64) ScoreResult {
 			out.FailuresByKind[PenaltyDefault] += rest
 			out.Penalty += float64(rest) * s.Penalty(PenaltyDefault)
 		}
+	}
+	out.SlowPenalty = float64(out.Slow) * s.SlowPenalty
+	out.Penalty += out.SlowPenalty
+	if slowOf > 0 {
+		out.SlowRate = float64(out.Slow) / float64(slowOf)
 	}
 	out.Score = max(out.Points-out.Penalty, 0)
 	// Requests in flight at the end but not stalled were cut by the end
@@ -179,6 +240,10 @@ func Score(r *loadgen.Result, s Scoring, stepWeights []float64) ScoreResult {
 			reason += " (unsent and stalled requests count as failed)"
 		}
 		out.Reasons = append(out.Reasons, reason)
+	}
+	if out.Slow > 0 && out.SlowRate > s.FailIf.SlowRate {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("slow rate %s > %s (%s of %s requests slower than their step's slow_after)",
+			percent(out.SlowRate), percent(s.FailIf.SlowRate), group(out.Slow), group(slowOf)))
 	}
 	for _, l := range []struct {
 		name       string

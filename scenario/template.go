@@ -17,11 +17,14 @@ import (
 //	{{list.seq}}  the next value of the list in order, shared by all users
 //	              of a plan (also picked once per request)
 //	{{user}}      the virtual user's own login value (see session.login)
+//	{{user.list}} the list's value of the virtual user's own row (user id N
+//	              takes value N mod the list's length, as its login does)
+//	{{name}}      the session's value of capture name (see Step.Captures)
 //	{{rand A B}}  a random integer in [A, B], fresh for each placeholder
 //
 // In a URL a value is escaped for where it lands: url.PathEscape before the
 // first '?', url.QueryEscape after it. Form values are encoded as a form;
-// bodies and headers get the value as is.
+// bodies, headers and checks get the value as is.
 type template struct {
 	src   string
 	parts []part
@@ -35,6 +38,8 @@ const (
 	partSeq
 	partUser
 	partRand
+	partRow     // {{user.list}}: list's value of the user's row
+	partCapture // {{name}}: the session's captured value; list is its index
 )
 
 type escMode uint8
@@ -59,6 +64,10 @@ type tmplEnv struct {
 	url     bool           // escape values for a URL
 	hasUser bool           // {{user}} is defined (login binds a list)
 	noUser  string         // why {{user}} is not defined, when it is not
+	caps    map[string]int // capture name → index
+	noCaps  string         // why captures are not available here, when they are not
+	noRow   string         // why {{user.list}} is not available here ("is not available in ..."), when it is not
+	check   bool           // a check: {{rand}} is refused
 }
 
 // compileTemplate parses src. The error message has no position; the caller
@@ -112,6 +121,9 @@ func parsePlaceholder(s string, env tmplEnv) (part, error) {
 	case len(fields) == 0:
 		return part{}, fmt.Errorf("empty placeholder {{}}")
 	case fields[0] == "rand":
+		if env.check {
+			return part{}, fmt.Errorf("{{%s}}: a check cannot use {{rand}} (it would draw a fresh number); capture the value instead", s)
+		}
 		if len(fields) != 3 {
 			return part{}, fmt.Errorf("{{%s}}: want {{rand MIN MAX}}", s)
 		}
@@ -135,12 +147,31 @@ func parsePlaceholder(s string, env tmplEnv) (part, error) {
 		}
 		return part{kind: partUser}, nil
 	}
+	if name, ok := strings.CutPrefix(s, "user."); ok {
+		if env.noRow != "" {
+			return part{}, fmt.Errorf("{{%s}} %s", s, env.noRow)
+		}
+		idx, ok := env.lists[name]
+		if !ok {
+			return part{}, fmt.Errorf("unknown list %q in {{%s}} (define it under data)", name, s)
+		}
+		return part{kind: partRow, list: idx}, nil
+	}
 	name, kind := s, partList
 	if n, ok := strings.CutSuffix(s, ".seq"); ok {
 		name, kind = n, partSeq
 	}
 	idx, ok := env.lists[name]
 	if !ok {
+		if c, isCap := env.caps[name]; isCap {
+			switch {
+			case kind == partSeq:
+				return part{}, fmt.Errorf("{{%s}}: %s is a capture, not a data list (use {{%s}})", s, name, name)
+			case env.noCaps != "":
+				return part{}, fmt.Errorf("{{%s}}: %s", s, env.noCaps)
+			}
+			return part{kind: partCapture, list: c}, nil
+		}
 		return part{}, fmt.Errorf("unknown list %q in {{%s}} (define it under data)", name, s)
 	}
 	return part{kind: kind, list: idx}, nil
@@ -150,6 +181,16 @@ func parsePlaceholder(s string, env tmplEnv) (part, error) {
 func (t template) lists(dst []int) []int {
 	for _, p := range t.parts {
 		if p.kind == partList || p.kind == partSeq {
+			dst = append(dst, p.list)
+		}
+	}
+	return dst
+}
+
+// captures returns the indexes of the captures t refers to.
+func (t template) captures(dst []int) []int {
+	for _, p := range t.parts {
+		if p.kind == partCapture {
 			dst = append(dst, p.list)
 		}
 	}
@@ -171,6 +212,11 @@ type filler struct {
 	// bind, when ≥ 0, makes every list resolve to value bind mod len
 	// (the login request: each user logs in with its own row).
 	bind int
+	// row is the user's own row, for {{user.list}}.
+	row int
+	// caps are the session's captured values, by capture index ("" until
+	// captured: a step using one runs only once it is).
+	caps []string
 }
 
 func newFiller(rng *rand.Rand, lists [][]string, seq []atomic.Uint64) *filler {
@@ -189,6 +235,14 @@ func (f *filler) value(p part) string {
 		return f.user
 	case partRand:
 		return strconv.Itoa(p.lo + int(f.rng.Uint64N(uint64(p.hi-p.lo)+1)))
+	case partCapture:
+		if p.list < len(f.caps) {
+			return f.caps[p.list]
+		}
+		return ""
+	case partRow:
+		vals := f.lists[p.list]
+		return vals[f.row%len(vals)]
 	}
 	vals := f.lists[p.list]
 	if f.bind >= 0 {

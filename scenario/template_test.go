@@ -166,3 +166,61 @@ func TestPickerDistribution(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateSessionValues: {{user.LIST}} is the user's row of the list,
+// {{name}} the session's captured value (escaped in a URL like any value),
+// and a check refuses {{rand}}.
+func TestTemplateSessionValues(t *testing.T) {
+	env := testEnv(true)
+	env.caps = map[string]int{"token": 0, "next": 1}
+	tests := []struct {
+		name string
+		src  string
+		url  bool
+		row  int
+		caps []string
+		want string
+	}{
+		{"row of each list", "{{user.users}}/{{user.ids}}/{{user.words}}", false, 4, nil, "bob/2/a b"},
+		{"captured value", "/t/{{token}}?n={{next}}", true, 0, []string{"a/b", "x&y"}, "/t/a%2Fb?n=x%26y"},
+		{"captured value as is outside URLs", "{{token}} {{next}}", false, 0, []string{"a/b", "x&y"}, "a/b x&y"},
+		{"not captured yet: empty", "[{{token}}]", false, 0, []string{"", ""}, "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := env
+			e.url = tt.url
+			tm, err := compileTemplate(tt.src, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newFiller(rand.New(rand.NewPCG(1, 2)), testLists, make([]atomic.Uint64, len(testLists)))
+			f.row, f.caps = tt.row, tt.caps
+			f.reset()
+			if got := tm.string(f); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	check := env
+	check.url, check.check = false, true
+	errs := []struct {
+		name string
+		env  tmplEnv
+		src  string
+		want string
+	}{
+		{"rand in a check", check, "{{rand 1 9}}", "{{rand 1 9}}: a check cannot use {{rand}} (it would draw a fresh number); capture the value instead"},
+		{"seq of a capture", env, "{{token.seq}}", "{{token.seq}}: token is a capture, not a data list (use {{token}})"},
+		{"unknown row list", env, "{{user.nope}}", `unknown list "nope" in {{user.nope}} (define it under data)`},
+		{"captures refused here", tmplEnv{caps: env.caps, noCaps: "not here"}, "{{token}}", "{{token}}: not here"},
+		{"rows refused here", tmplEnv{lists: env.lists, noRow: "is not available here"}, "{{user.ids}}", "{{user.ids}} is not available here"},
+	}
+	for _, tt := range errs {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := compileTemplate(tt.src, tt.env); err == nil || err.Error() != tt.want {
+				t.Errorf("got %v, want %s", err, tt.want)
+			}
+		})
+	}
+}

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/html"
-
 	"github.com/stacktune/stacktune/loadgen"
 )
 
@@ -47,16 +45,48 @@ const MaxBody = 4 << 20
 // indexes them.
 //
 // Each user has its own HTTP/1.1 client (its own connection, MaxConnsPerHost
-// 1), cookie jar and PRNG, and does not follow redirects. Its first Do sends
-// the login (retried by the next Do until it succeeds); every other Do picks
-// a step by weight, fills its templates, sends it, reads the body and checks
-// the expectations.
+// 1), cookie jar, session values and PRNG, and does not follow redirects.
+// Its first Do sends the login (retried by the next Do until it succeeds);
+// every other Do picks a step by weight among those whose captured values
+// the session has, fills its templates, sends it, reads the body, checks
+// the expectations and takes the step's captures.
+//
+// Slow responses are counted only by the workloads of Plan.Run.
 func (s *Scenario) Workload(opt WorkloadOptions) (loadgen.Workload, error) {
-	ps, err := s.newPlanState(opt)
+	p, err := s.Plan(opt)
 	if err != nil {
 		return loadgen.Workload{}, err
 	}
-	return loadgen.Workload{Steps: s.StepNames(), NewUser: ps.newUser}, nil
+	w, _ := p.Run()
+	return w, nil
+}
+
+// Plan is the scenario's plan for a series of runs; see Scenario.Plan.
+type Plan struct {
+	ps    *planState
+	names []string
+}
+
+// Plan returns the plan of a series of runs (the runs of one bench): they
+// share the positions of {{list.seq}}; each run (Plan.Run) has its own
+// users, sessions and Tally.
+func (s *Scenario) Plan(opt WorkloadOptions) (*Plan, error) {
+	ps, err := s.newPlanState(opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{ps: ps, names: s.StepNames()}, nil
+}
+
+// Run returns the workload of one loadgen.Run and the Tally its users
+// fill; do not use the workload for another run.
+func (p *Plan) Run() (loadgen.Workload, *Tally) {
+	t := newTally(len(p.names))
+	return loadgen.Workload{
+		Steps:   p.names,
+		NewUser: func(id int) (loadgen.User, error) { return p.ps.newRunUser(id, t) },
+		Check:   t.check,
+	}, t
 }
 
 func (s *Scenario) newPlanState(opt WorkloadOptions) (*planState, error) {
@@ -67,8 +97,10 @@ func (s *Scenario) newPlanState(opt WorkloadOptions) (*planState, error) {
 		return nil, fmt.Errorf("scenario: negative timeout %v", opt.Timeout)
 	}
 	weights := make([]float64, len(s.Steps))
+	gated := false
 	for i, st := range s.Steps {
 		weights[i] = st.Weight
+		gated = gated || len(st.needs) > 0
 	}
 	ps := &planState{
 		opt:     opt,
@@ -80,6 +112,8 @@ func (s *Scenario) newPlanState(opt WorkloadOptions) (*planState, error) {
 		seq:     make([]atomic.Uint64, len(s.lists)),
 		user:    s.userList,
 		picker:  newPicker(weights),
+		gated:   gated,
+		caps:    len(s.Captures),
 		sleep:   sleep,
 	}
 	if s.Login != nil {
@@ -99,7 +133,11 @@ type planState struct {
 	seq     []atomic.Uint64
 	user    int // the list {{user}} comes from, or -1
 	picker  picker
-	offset  int // 1 when Workload.Steps starts with "login"
+	// gated is set when some step uses captured values: a user then
+	// picks among the steps whose values its session has.
+	gated  bool
+	caps   int // number of captures
+	offset int // 1 when Workload.Steps starts with "login"
 	// sleep pauses for a think time; tests replace it.
 	sleep func(ctx context.Context, d time.Duration)
 }
@@ -134,7 +172,11 @@ func (p picker) pick(r *rand.Rand) int {
 	return min(i, len(p.cum)-1)
 }
 
-func (ps *planState) newUser(id int) (loadgen.User, error) {
+func (ps *planState) newUser(id int) (loadgen.User, error) { return ps.newRunUser(id, nil) }
+
+// newRunUser makes user id of a run whose slow responses t counts (nil:
+// not counted).
+func (ps *planState) newRunUser(id int, t *Tally) (loadgen.User, error) {
 	seed := ps.opt.Seed + uint64(id)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	jar, err := cookiejar.New(nil)
@@ -165,6 +207,12 @@ func (ps *planState) newUser(id int) (loadgen.User, error) {
 		},
 		fill: newFiller(rng, ps.lists, ps.seq),
 		rng:  rng,
+		have: make([]bool, ps.caps),
+	}
+	u.fill.row = id
+	u.fill.caps = make([]string, ps.caps)
+	if t != nil {
+		u.tally = t.newUser()
 	}
 	if ps.user >= 0 {
 		vals := ps.lists[ps.user]
@@ -185,6 +233,10 @@ type user struct {
 	rng      *rand.Rand
 	loggedIn bool
 	body     bytes.Buffer
+	// have says which captures the session holds (their values are in
+	// fill.caps).
+	have  []bool
+	tally *userTally // nil when slow responses are not counted
 }
 
 // Close closes the user's idle connection.
@@ -202,21 +254,72 @@ func (u *user) Do(ctx context.Context, intended time.Time) loadgen.Sample {
 	if login {
 		st = u.ps.login
 	} else {
-		i := u.ps.picker.pick(u.rng)
+		i := u.pick()
 		st, idx = &u.ps.steps[i], i+u.ps.offset
+	}
+	if u.tally != nil {
+		u.tally.begin(intended)
 	}
 	s := u.send(ctx, intended, st, login)
 	s.Step = idx
+	// The request is over: a run ending during a pause counts it rather
+	// than taking it for one still in flight, and the tally judges it by
+	// the same time as loadgen.
+	s.End = time.Now()
 	if login && s.Err == loadgen.OK {
 		u.loggedIn = true
 	}
+	if u.tally != nil && st.SlowAfter > 0 && s.Latency > st.SlowAfter && isResponse(s.Err) {
+		u.tally.slow(idx, intended, s.End)
+	}
 	if u.ps.opt.ThinkTime && st.Think > 0 && ctx.Err() == nil {
-		// The request is over: a run ending during the pause counts it
-		// rather than taking it for one still in flight.
-		s.End = time.Now()
 		u.ps.sleep(ctx, st.Think)
 	}
 	return s
+}
+
+// isResponse says whether a sample of kind k got a whole response (a slow
+// one is counted whatever its status or check).
+func isResponse(k loadgen.ErrKind) bool {
+	return k == loadgen.OK || k == loadgen.ErrStatus || k == loadgen.ErrCheck
+}
+
+// pick chooses a step by weight among those the session can run: all of
+// them, unless some use captured values the session does not have yet
+// (there is always one it can: Load checks that every step can run).
+func (u *user) pick() int {
+	if !u.ps.gated {
+		return u.ps.picker.pick(u.rng)
+	}
+	total := 0.0
+	for i := range u.ps.steps {
+		if u.ready(&u.ps.steps[i]) {
+			total += u.ps.steps[i].Weight
+		}
+	}
+	x := u.rng.Float64() * total
+	last := 0
+	for i := range u.ps.steps {
+		st := &u.ps.steps[i]
+		if !u.ready(st) {
+			continue
+		}
+		last = i
+		if x -= st.Weight; x < 0 {
+			return i
+		}
+	}
+	return last
+}
+
+// ready says whether the session has every value st uses.
+func (u *user) ready(st *Step) bool {
+	for _, c := range st.needs {
+		if !u.have[c] {
+			return false
+		}
+	}
+	return true
 }
 
 func (u *user) send(ctx context.Context, intended time.Time, st *Step, login bool) loadgen.Sample {
@@ -260,8 +363,23 @@ func (u *user) send(ctx context.Context, intended time.Time, st *Step, login boo
 		return s
 	}
 	s := loadgen.Sample{Latency: time.Since(from), Status: resp.StatusCode, Bytes: n}
-	s.Err, s.Detail = check(st, resp.StatusCode, u.body.Bytes(), truncated)
+	r := &response{status: resp.StatusCode, header: resp.Header, body: u.body.Bytes(), of: bodyName(truncated)}
+	var vals []string
+	s.Err, s.Detail, vals = check(st, u.fill, r)
+	if s.Err == loadgen.OK {
+		for i, c := range st.Captures {
+			u.fill.caps[c.index] = vals[i]
+			u.have[c.index] = true
+		}
+	}
 	return s
+}
+
+func bodyName(truncated bool) string {
+	if truncated {
+		return fmt.Sprintf("first %d MiB of the body", MaxBody>>20)
+	}
+	return "body"
 }
 
 // request builds the HTTP request of st with its templates filled.
@@ -272,16 +390,22 @@ func (u *user) request(ctx context.Context, st *Step, login bool) (*http.Request
 	if login {
 		f.bind = u.id
 	}
+	return newRequest(ctx, st, f, u.ps.base, u.ps.headers)
+}
+
+// newRequest builds the HTTP request of st with its templates filled by f,
+// its URL resolved against base, the headers global then st's own.
+func newRequest(ctx context.Context, st *Step, f *filler, base *url.URL, global []header) (*http.Request, error) {
 	raw := st.url.string(f)
 	ref, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("invalid URL %q", loadgen.MaskURL(raw))
 	}
 	if !ref.IsAbs() {
-		if u.ps.base == nil {
+		if base == nil {
 			return nil, fmt.Errorf("relative URL %q and no base URL", loadgen.MaskURL(raw))
 		}
-		ref = u.ps.base.ResolveReference(ref)
+		ref = base.ResolveReference(ref)
 	}
 	var body io.Reader
 	contentType := ""
@@ -304,9 +428,20 @@ func (u *user) request(ctx context.Context, st *Step, login bool) (*http.Request
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	for _, hs := range [][]header{u.ps.headers, st.headers} {
+	if err := setHeaders(req, f, global, st.headers); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// setHeaders fills header templates into req, later lists winning.
+func setHeaders(req *http.Request, f *filler, lists ...[]header) error {
+	for _, hs := range lists {
 		for _, h := range hs {
 			v := h.value.string(f)
+			if strings.ContainsAny(v, "\r\n") {
+				return fmt.Errorf("header %s: the value has a line break (from %q)", h.name, shortString(h.value.src, 40))
+			}
 			if http.CanonicalHeaderKey(h.name) == "Host" {
 				req.Host = v
 				continue
@@ -314,12 +449,31 @@ func (u *user) request(ctx context.Context, st *Step, login bool) (*http.Request
 			req.Header.Set(h.name, v)
 		}
 	}
-	return req, nil
+	return nil
 }
 
-// check applies st's expectations to a response.
-func check(st *Step, status int, body []byte, truncated bool) (loadgen.ErrKind, string) {
+// check applies st's expectations to a response, its templates filled by f
+// (with the values of the request), then takes st's captures: their values
+// in st.Captures order when everything succeeded.
+func check(st *Step, f *filler, r *response) (loadgen.ErrKind, string, []string) {
+	k, d := expect(st, f, r)
+	if k != loadgen.OK || len(st.Captures) == 0 {
+		return k, d, nil
+	}
+	vals := make([]string, len(st.Captures))
+	for i := range st.Captures {
+		v, err := st.Captures[i].take(r)
+		if err != nil {
+			return loadgen.ErrCheck, err.Error(), nil
+		}
+		vals[i] = v
+	}
+	return loadgen.OK, "", vals
+}
+
+func expect(st *Step, f *filler, r *response) (loadgen.ErrKind, string) {
 	x := &st.Expect
+	status, body, of := r.status, r.body, r.of
 	if len(x.Status) == 0 {
 		if status >= 400 {
 			return loadgen.ErrStatus, fmt.Sprintf("status %d, want < 400", status)
@@ -334,17 +488,20 @@ func check(st *Step, status int, body []byte, truncated bool) (loadgen.ErrKind, 
 		}
 		return loadgen.ErrStatus, fmt.Sprintf("status %d, want one of %s", status, strings.Join(want, ", "))
 	}
-	of := "body"
-	if truncated {
-		of = fmt.Sprintf("first %d MiB of the body", MaxBody>>20)
-	}
-	for _, c := range x.Contains {
-		if !bytes.Contains(body, []byte(c)) {
+	for i, c := range x.Contains {
+		want := c
+		if i < len(st.contains) && !st.contains[i].constant() {
+			want = st.contains[i].string(f)
+		}
+		if !bytes.Contains(body, []byte(want)) {
+			if want != c {
+				return loadgen.ErrCheck, fmt.Sprintf("%s lacks %q (contains %q)", of, shortString(want, 40), shortString(c, 40))
+			}
 			return loadgen.ErrCheck, fmt.Sprintf("%s lacks %q", of, shortString(c, 40))
 		}
 	}
 	if st.sel != nil {
-		doc, err := html.Parse(bytes.NewReader(body))
+		doc, err := r.html()
 		if err != nil {
 			return loadgen.ErrCheck, fmt.Sprintf("%s is not HTML: %v", of, err)
 		}

@@ -58,6 +58,14 @@ Unsent and stalled requests count as failed in the error rate, and a run that
 leaves more than 1% of its requests unsent or stalled fails. Passwords in URLs
 are shown as user:***@.
 
+A scenario may call a pre_run hook before each run and its warm-up (an HTTP
+request such as POST /initialize, or a command): if it fails, the run fails with
+its message and no load is sent; the time it took is shown, not scored. Steps
+may capture values (regexp, CSS selector, JSON path, header) for the session's
+later requests and checks, and count responses over their slow_after as slow
+(shown per step, penalised by penalties.slow, failing past fail_if.slow_rate).
+See go doc github.com/stacktune/stacktune/scenario.
+
 Each run is stored in the history database with its --label; "stacktune history"
 prints the score transitions.`,
 		Example: `  stacktune bench -c 50 -d 10s http://127.0.0.1:8080/

@@ -306,3 +306,99 @@ func TestBenchUnfinishedAndLimits(t *testing.T) {
 		t.Errorf("history: %v\n%s", err, out)
 	}
 }
+
+// TestBenchPreRunAndSlow: a scenario's pre_run hook and slow responses in
+// the text and JSON output, and a failing hook failing the command.
+func TestBenchPreRunAndSlow(t *testing.T) {
+	var initStatus atomic.Int64
+	initStatus.Store(http.StatusOK)
+	var hits atomic.Int64
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/initialize":
+			w.WriteHeader(int(initStatus.Load()))
+			return
+		case "/slow":
+			time.Sleep(15 * time.Millisecond)
+		}
+		hits.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	defer app.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "contest.yaml")
+	os.WriteFile(path, []byte(`name: contest
+base_url: `+app.URL+`
+pre_run: {method: POST, url: /initialize, expect: {status: 200}}
+steps:
+  - {name: slow, url: /slow, slow_after: 1ms}
+  - {name: fast, url: /fast}
+scoring: {penalties: {slow: 0.5}}
+`), 0o644)
+	args := []string{"bench", "--scenario", path, "-n", "40", "-c", "2", "--no-history", "--progress", "never"}
+
+	out, _, err := run(t, "", args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"# pre-run: POST " + app.URL + "/initialize: status 200 in ",
+		"# slow: ", " responses over their step's slow_after (100.0% of ",
+		"Requests  Req/s  Errors  Slow   After     p50",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	// The Slow and After columns: the count (here every request of the
+	// step) and the threshold, or "-".
+	cols := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 12 {
+			cols[f[11]] = f[0] + " " + f[3] + " " + f[4]
+		}
+	}
+	if f := strings.Fields(cols["slow"]); len(f) != 3 || f[0] != f[1] || f[2] != "1.00ms" || !strings.HasSuffix(cols["fast"], " - -") {
+		t.Errorf("slow columns %q in\n%s", cols, out)
+	}
+
+	out, _, err = run(t, "", append(args, "--format", "json")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var r struct {
+		Score  float64 `json:"score"`
+		Slow   int64   `json:"slow"`
+		PreRun struct {
+			What      string  `json:"what"`
+			ElapsedMS float64 `json:"elapsed_ms"`
+			Status    int     `json:"status"`
+		} `json:"pre_run"`
+		Steps []struct {
+			Name        string  `json:"name"`
+			Requests    int64   `json:"requests"`
+			Slow        int64   `json:"slow"`
+			SlowAfterMS float64 `json:"slow_after_ms"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if r.PreRun.What != "POST "+app.URL+"/initialize" || r.PreRun.Status != 200 || r.PreRun.ElapsedMS <= 0 ||
+		r.Steps[0].Slow != r.Steps[0].Requests || r.Steps[0].SlowAfterMS != 1 || r.Steps[1].Slow != 0 || r.Slow != r.Steps[0].Slow ||
+		r.Score != 40-0.5*float64(r.Slow) {
+		t.Errorf("%+v", r)
+	}
+
+	// A failing hook fails the command, and no load reaches the app.
+	initStatus.Store(http.StatusServiceUnavailable)
+	before := hits.Load()
+	out, _, err = run(t, "", args...)
+	want := "the run failed: pre_run POST " + app.URL + "/initialize: status 503, want 200 (no load sent)"
+	if err == nil || err.Error() != want || hits.Load() != before {
+		t.Errorf("error %v, want %q; %d requests", err, want, hits.Load()-before)
+	}
+	if !strings.Contains(out, "# pre-run: POST "+app.URL+"/initialize failed after ") || !strings.Contains(out, "# score 0, FAILED: pre_run POST ") {
+		t.Errorf("text output:\n%s", out)
+	}
+}
