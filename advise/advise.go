@@ -56,6 +56,18 @@ type Evidence struct {
 	Source string `json:"source"`
 }
 
+// String is the evidence in one line: "what: value unit (source)".
+func (e Evidence) String() string {
+	s := e.What + ": " + e.Value
+	if e.Unit != "" {
+		s += " " + e.Unit
+	}
+	if e.Source != "" {
+		s += " (" + e.Source + ")"
+	}
+	return s
+}
+
 // Directions of a change.
 const (
 	Increase = "increase"

@@ -8,13 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/stacktune/stacktune/advise"
-	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/diagnose"
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/input"
@@ -39,8 +38,9 @@ type diagnosis struct {
 
 // diagnose runs the bench once more with the slow log at
 // long_query_time=0 while collecting a snapshot over the run, audits the
-// snapshot and proves indexes for the slow log's classes. The run is not
-// scored.
+// snapshot and proves indexes for the slow log's classes (package
+// diagnose, as `stacktune diagnose` does on a user's stack). The run is
+// not scored.
 func (l *loop) diagnose(ctx context.Context) (*diagnosis, error) {
 	st := l.st
 	dur := 2 * l.opt.Duration
@@ -48,87 +48,43 @@ func (l *loop) diagnose(ctx context.Context) (*diagnosis, error) {
 		dur = l.opt.Duration + 3*time.Second
 	}
 	l.say("diagnosis: one %s run with the slow log at long_query_time=0, collecting MySQL, Linux, nginx and memcached", dur)
-	if err := os.Truncate(st.db.SlowLogPath(), 0); err != nil && !os.IsNotExist(err) {
-		return nil, err
-	}
-	for _, q := range []string{"SET GLOBAL long_query_time = 0", "SET GLOBAL log_slow_verbosity = 'query_plan'", "SET GLOBAL slow_query_log = ON"} {
-		if _, err := st.db.DB().ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("%s: %w", q, err)
-		}
-	}
-	// Sessions copy long_query_time when they connect: a fresh pool.
-	if err := st.restartApp(ctx); err != nil {
-		return nil, err
-	}
-	if err := l.initialize(ctx); err != nil {
-		return nil, err
-	}
 	bo := l.benchOptions("diagnosis")
 	bo.Load.Duration = dur
-	var (
-		wg    sync.WaitGroup
-		snap  *collect.Snapshot
-		bench *benchrun.Summary
-		berr  error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		bench, berr = benchrun.Run(ctx, bo)
-	}()
-	// Collect once the bench has connections open, over most of the run.
-	warm := min(2*time.Second, dur/4)
-	select {
-	case <-time.After(warm):
-	case <-ctx.Done():
-	}
-	// The registered collectors, set as the CLI's flags would set them
-	// (collect.Registered); one that fails is recorded in snap.Errors.
-	snap, cerr := collect.Take(ctx, collect.Config{DB: st.db.DB(), Values: map[string]string{
-		"interval":   (dur - warm - time.Second).String(),
-		"nginx-conf": st.nginx.ConfigPath(),
-		"memcached":  collect.JoinAddr(st.mc.Network(), st.mc.Addr()),
-	}})
-	wg.Wait()
-	if cerr != nil {
-		return nil, cerr
-	}
-	if berr != nil {
-		return nil, berr
-	}
-	l.say("diagnosis run: %.1f req/s, p99 %.0f ms", bench.RPS, bench.LatencyMS.P99)
-	for _, q := range []string{"SET GLOBAL slow_query_log = OFF", "SET GLOBAL long_query_time = 10"} {
-		if _, err := st.db.DB().ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("%s: %w", q, err)
-		}
-	}
-	if err := st.restartApp(ctx); err != nil {
-		return nil, err
-	}
-	for _, ce := range snap.Errors {
-		l.say("collector %s: %s", ce.Collector, ce.Error)
-	}
-
-	d := &diagnosis{used: map[int]bool{}}
-	d.audit = advise.Audit(snap, advise.Options{AllowDurabilityLoss: l.opt.AllowDurabilityLoss})
-	l.say("audit: %d findings", len(d.audit.Findings))
-	l.keep("snapshot.json", snap)
-	l.keep("audit.json", d.audit)
-
-	var err error
-	if d.slowlog, err = digestSlowLog(ctx, st.db.SlowLogPath(), digest.ReportOptions{Limit: 20}); err != nil {
-		return nil, err
-	}
-	l.say("slow log: %d queries in %d classes; proving indexes on a copy", d.slowlog.Overall.Events, len(d.slowlog.Classes))
 	runs := 5
 	if l.opt.Quick {
 		runs = 3
 	}
-	d.indexes, err = indexadv.Run(ctx, indexadv.Options{Classes: d.slowlog.Classes, Source: st.appDB, Database: appDB, Runs: runs})
+	res, err := diagnose.Run(ctx, diagnose.Options{
+		DSN: st.db.DSN(""), SlowLog: st.db.SlowLogPath(), Bench: bo,
+		// The registered collectors, set as the CLI's flags would set them
+		// (collect.Registered); one that fails is recorded in snap.Errors.
+		Collect: collect.Config{Values: map[string]string{
+			"nginx-conf": st.nginx.ConfigPath(),
+			"memcached":  collect.JoinAddr(st.mc.Network(), st.mc.Addr()),
+		}},
+		// Sessions copy long_query_time when they connect: a fresh pool.
+		AppRestart: st.restartApp, AppRestartName: "the reference app's restart",
+		BeforeBench: l.initialize,
+		Database:    appDB, Classes: 20, ProofRuns: runs,
+		Audit: advise.Options{AllowDurabilityLoss: l.opt.AllowDurabilityLoss},
+		// The loop audits the snapshot as it was taken.
+		AuditCaptureSettings: true,
+		Progress:             func(line string) { l.say("diagnosis: %s", line) },
+	})
 	if err != nil {
-		return nil, fmt.Errorf("index advice: %w", err)
+		return nil, err
 	}
-	l.say("indexes: %d proven, %d rejected", len(d.indexes.Proposals), len(d.indexes.Rejected))
+	// The app's sessions opened during the capture keep
+	// long_query_time=0: a fresh pool.
+	if err := st.restartApp(ctx); err != nil {
+		return nil, err
+	}
+	d := &diagnosis{used: map[int]bool{}, audit: res.Audit, slowlog: res.Digest, indexes: res.Indexes}
+	l.keep("snapshot.json", res.Snapshot)
+	l.keep("audit.json", d.audit)
+	if res.IndexError != "" || d.indexes == nil {
+		return nil, fmt.Errorf("index advice: %s", res.IndexError)
+	}
 	d.usedQuery = map[int]bool{}
 	for _, q := range d.indexes.Queries {
 		if q.NPlusOne != nil {
@@ -232,14 +188,7 @@ func hasKind(f *advise.Finding, kinds ...changeset.Kind) bool {
 func stepFinding(f *advise.Finding) StepFinding {
 	sf := StepFinding{ID: f.ID, Title: f.Title, Source: f.Source, Evidence: []string{}}
 	for _, e := range f.Evidence {
-		s := e.What + ": " + e.Value
-		if e.Unit != "" {
-			s += " " + e.Unit
-		}
-		if e.Source != "" {
-			s += " (" + e.Source + ")"
-		}
-		sf.Evidence = append(sf.Evidence, s)
+		sf.Evidence = append(sf.Evidence, e.String())
 	}
 	var chs []string
 	for _, ch := range f.Changes() {

@@ -1,0 +1,225 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/httpprof"
+	"github.com/stacktune/stacktune/indexadv"
+)
+
+// Ranking bounds.
+const (
+	// oncePerRequest: an N+1 class whose endpoint runs it fewer times
+	// per request is one query per page.
+	oncePerRequest = 1.5
+	rankEndpoints  = 20
+	hotspotsPer    = 5
+)
+
+// rank fills the result's ranked tables and its hotspots from what the
+// run found.
+func (r *Result) rank() {
+	likely := map[string]ClassAttribution{}
+	if r.Attribution != nil {
+		for _, ca := range r.Attribution.Classes {
+			likely[ca.ID] = ca
+		}
+	}
+	r.Classes = classTimes(r.Digest, r.Indexes, likely, r.CapacityS)
+	r.Endpoints = endpointTimes(r.HTTP, r.Classes, r.CapacityS)
+	r.NPlusOne = nPlusOnes(r.Indexes, r.Digest, likely)
+	r.Hotspots = hotspots(r.Endpoints, r.Classes, r.NPlusOne)
+}
+
+func classTimes(d *digest.Report, ix *indexadv.Result, likely map[string]ClassAttribution, capacity float64) []ClassTime {
+	out := []ClassTime{}
+	if d == nil {
+		return out
+	}
+	proven := map[string][]string{}
+	problems := map[string]indexadv.QueryReport{}
+	if ix != nil {
+		for _, p := range ix.Proposals {
+			for _, q := range p.Queries {
+				proven[q] = append(proven[q], p.DDL)
+			}
+		}
+		for _, q := range ix.Queries {
+			problems[q.ID] = q
+		}
+	}
+	for _, c := range d.Classes {
+		ct := ClassTime{Rank: c.Rank, ID: c.ID, Fingerprint: c.Fingerprint, Count: c.Count, TimeS: c.TimeTotal, Share: c.Share,
+			CapacityShare: share(c.TimeTotal, capacity), AvgS: c.TimeAvg, RowsExaminedPerSent: c.RowsExaminedPerSent, Indexes: proven[c.ID]}
+		if q, ok := problems[c.ID]; ok {
+			ct.Problems = q.Problems
+			ct.NPlusOne = q.NPlusOne != nil
+		}
+		if ca, ok := likely[c.ID]; ok && len(ca.Endpoints) > 0 {
+			top := ca.Endpoints[0]
+			ct.Endpoint, ct.EndpointShare, ct.CallsPerRequest = top.Endpoint, top.Share, top.CallsPerRequest
+		}
+		out = append(out, ct)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].TimeS > out[j].TimeS })
+	for i := range out {
+		out[i].Rank = i + 1
+	}
+	return out
+}
+
+func endpointTimes(h *httpprof.Report, classes []ClassTime, capacity float64) []EndpointTime {
+	out := []EndpointTime{}
+	if h == nil {
+		return out
+	}
+	eps := append([]httpprof.Endpoint(nil), h.Endpoints...)
+	timed := h.Overall.Timed > 0
+	sort.SliceStable(eps, func(i, j int) bool {
+		if timed && eps[i].TimeTotal != eps[j].TimeTotal {
+			return eps[i].TimeTotal > eps[j].TimeTotal
+		}
+		return eps[i].Count > eps[j].Count
+	})
+	for i, e := range eps {
+		if i >= rankEndpoints {
+			break
+		}
+		et := EndpointTime{Rank: i + 1, Method: e.Method, Path: e.Path, Count: e.Count, TimeS: e.TimeTotal, Share: e.Share,
+			CapacityShare: share(e.TimeTotal, capacity), AvgS: e.TimeAvg, P99S: e.TimeP99, Errors5xx: e.Status.S5xx}
+		key := endpointKey(e.Method, e.Path)
+		for _, c := range classes {
+			if c.Endpoint == key {
+				et.Classes = append(et.Classes, c.ID)
+			}
+		}
+		out = append(out, et)
+	}
+	return out
+}
+
+func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAttribution) []NPlusOne {
+	out := []NPlusOne{}
+	if ix == nil {
+		return out
+	}
+	times := map[string]float64{}
+	if d != nil {
+		for _, c := range d.Classes {
+			times[c.ID] = c.TimeTotal
+		}
+	}
+	for _, q := range ix.Queries {
+		if q.NPlusOne == nil {
+			continue
+		}
+		n := NPlusOne{ID: q.ID, Fingerprint: q.Fingerprint, Sample: q.Sample, Calls: q.NPlusOne.Calls, RowsPerCall: q.NPlusOne.RowsPerCall,
+			TimeS: times[q.ID], Problem: q.NPlusOne.Problem()}
+		if ca, ok := likely[q.ID]; ok && len(ca.Endpoints) > 0 {
+			top := ca.Endpoints[0]
+			n.Endpoint, n.CallsPerRequest, n.EndpointShare = top.Endpoint, top.CallsPerRequest, top.Share
+			if top.CallsPerRequest < oncePerRequest && top.Share >= 0.5 && ca.R2 >= 0.5 {
+				n.Note = fmt.Sprintf("about %.1f call per request of %s (estimated): one query per page rather than a loop over rows", top.CallsPerRequest, top.Endpoint)
+			}
+		}
+		out = append(out, n)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].TimeS > out[j].TimeS })
+	return out
+}
+
+// hotspots merge the top endpoints and the top classes into one list by
+// total time.
+func hotspots(eps []EndpointTime, classes []ClassTime, n1 []NPlusOne) []Hotspot {
+	out := []Hotspot{}
+	nplus := map[string]NPlusOne{}
+	for _, n := range n1 {
+		nplus[n.ID] = n
+	}
+	fp := map[string]string{}
+	for _, c := range classes {
+		fp[c.ID] = c.Fingerprint
+	}
+	for i, e := range eps {
+		if i >= hotspotsPer {
+			break
+		}
+		h := Hotspot{Layer: LayerHTTP, What: endpointKey(e.Method, e.Path), TimeS: e.TimeS, CapacityShare: e.CapacityShare, Count: e.Count, Details: []string{}}
+		h.Details = append(h.Details, fmt.Sprintf("%d requests, avg %s, p99 %s", e.Count, seconds(e.AvgS), seconds(e.P99S)))
+		for j, id := range e.Classes {
+			if j >= 3 {
+				break
+			}
+			h.Details = append(h.Details, fmt.Sprintf("likely runs %s (class %s, estimated)", fp[id], shortID(id)))
+		}
+		out = append(out, h)
+	}
+	for i, c := range classes {
+		if i >= hotspotsPer {
+			break
+		}
+		h := Hotspot{Layer: LayerMySQL, What: c.Fingerprint, ID: c.ID, TimeS: c.TimeS, CapacityShare: c.CapacityShare, Count: c.Count, Details: []string{}}
+		h.Details = append(h.Details, fmt.Sprintf("%d calls, avg %s, %.0f rows examined per row sent", c.Count, seconds(c.AvgS), c.RowsExaminedPerSent))
+		if c.Endpoint != "" {
+			h.Details = append(h.Details, fmt.Sprintf("likely from %s (estimated: %.0f%% of its calls, %.1f per request)", c.Endpoint, 100*c.EndpointShare, c.CallsPerRequest))
+		}
+		for _, ddl := range c.Indexes {
+			h.Details = append(h.Details, "proven index: "+ddl)
+		}
+		if n, ok := nplus[c.ID]; ok {
+			if n.Note != "" {
+				h.Details = append(h.Details, "flagged as N+1 by its calls, but "+n.Note)
+			} else {
+				h.Details = append(h.Details, n.Problem)
+			}
+		}
+		out = append(out, h)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].TimeS > out[j].TimeS })
+	for i := range out {
+		out[i].Rank = i + 1
+	}
+	return out
+}
+
+// share is part over whole, 0 when whole is 0.
+func share(part, whole float64) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return round(part/whole, 4)
+}
+
+// seconds formats a time for a detail line: 812µs, 12.3ms, 4.56s.
+func seconds(s float64) string {
+	switch {
+	case s <= 0:
+		return "0"
+	case s < 1e-3:
+		return fmt.Sprintf("%.0fµs", s*1e6)
+	case s < 1:
+		return threeDigits(s*1e3) + "ms"
+	}
+	return threeDigits(s) + "s"
+}
+
+// threeDigits keeps about three significant digits.
+func threeDigits(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// shortID is a class ID's last 16 digits (pt-query-digest's short form).
+func shortID(id string) string {
+	if len(id) > 16 {
+		return id[len(id)-16:]
+	}
+	return id
+}
