@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/stacktune/stacktune/digest"
@@ -29,7 +30,7 @@ func (r *Result) rank() {
 	}
 	r.Classes = classTimes(r.Digest, r.Indexes, likely, r.CapacityS)
 	r.Endpoints = endpointTimes(r.HTTP, r.Classes, r.CapacityS)
-	r.NPlusOne = nPlusOnes(r.Indexes, r.Digest, likely)
+	r.NPlusOne = nPlusOnes(r.Indexes, r.Digest, likely, r.Endpoints)
 	r.Hotspots = hotspots(r.Endpoints, r.Classes, r.NPlusOne)
 }
 
@@ -100,7 +101,7 @@ func endpointTimes(h *httpprof.Report, classes []ClassTime, capacity float64) []
 	return out
 }
 
-func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAttribution) []NPlusOne {
+func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAttribution, eps []EndpointTime) []NPlusOne {
 	out := []NPlusOne{}
 	if ix == nil {
 		return out
@@ -117,7 +118,15 @@ func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAtt
 		}
 		n := NPlusOne{ID: q.ID, Fingerprint: q.Fingerprint, Sample: q.Sample, Calls: q.NPlusOne.Calls, RowsPerCall: q.NPlusOne.RowsPerCall,
 			TimeS: times[q.ID], Problem: q.NPlusOne.Problem()}
-		if ca, ok := likely[q.ID]; ok && len(ca.Endpoints) > 0 {
+		if p, ep, ok := parentOf(q.ID, d, eps); ok {
+			// The N+1's own signature: it runs once per row another
+			// class returned, and that class once per request of one
+			// endpoint. Counts, not a fit: sure where the fit is not.
+			n.Parent = p.Fingerprint
+			n.Endpoint, n.CallsPerRequest, n.EndpointShare = endpointKey(ep.Method, ep.Path), float64(n.Calls)/float64(ep.Count), 1
+			n.Note = fmt.Sprintf("runs once per row of %q (%d rows in %d calls), which runs once per request of %s (%d requests)",
+				p.Fingerprint, p.RowsSentTotal, p.Count, n.Endpoint, ep.Count)
+		} else if ca, ok := likely[q.ID]; ok && len(ca.Endpoints) > 0 {
 			top := ca.Endpoints[0]
 			n.Endpoint, n.CallsPerRequest, n.EndpointShare = top.Endpoint, top.CallsPerRequest, top.Share
 			if top.CallsPerRequest < oncePerRequest && top.Share >= 0.5 && ca.R2 >= 0.5 {
@@ -223,3 +232,54 @@ func shortID(id string) string {
 	}
 	return id
 }
+
+// parentOf finds the query an N+1 class loops over, and its endpoint:
+// another class that returned about as many rows in all as the N+1 class
+// was called (within countTolerance), called fewer times, and called
+// about once per request of exactly one endpoint. false when there is no
+// such pair, or more than one endpoint fits.
+func parentOf(id string, d *digest.Report, eps []EndpointTime) (digest.Class, EndpointTime, bool) {
+	if d == nil {
+		return digest.Class{}, EndpointTime{}, false
+	}
+	var child *digest.Class
+	for i := range d.Classes {
+		if d.Classes[i].ID == id {
+			child = &d.Classes[i]
+		}
+	}
+	if child == nil || child.Count == 0 {
+		return digest.Class{}, EndpointTime{}, false
+	}
+	near := func(a, b int64) bool {
+		return b > 0 && math.Abs(float64(a-b)) <= countTolerance*float64(b)
+	}
+	var best digest.Class
+	bestErr := math.Inf(1)
+	for _, c := range d.Classes {
+		if c.ID == id || c.Count == 0 || c.Count*2 > child.Count || !near(c.RowsSentTotal, child.Count) {
+			continue
+		}
+		if e := math.Abs(float64(c.RowsSentTotal-child.Count)) / float64(child.Count); e < bestErr {
+			best, bestErr = c, e
+		}
+	}
+	if math.IsInf(bestErr, 1) {
+		return digest.Class{}, EndpointTime{}, false
+	}
+	var found []EndpointTime
+	for _, e := range eps {
+		if near(best.Count, e.Count) {
+			found = append(found, e)
+		}
+	}
+	if len(found) != 1 {
+		return digest.Class{}, EndpointTime{}, false
+	}
+	return best, found[0], true
+}
+
+// countTolerance is how far two counts may differ and still be the same
+// loop: the slow log and the access log of one window can each cut a
+// request or a query at its edges.
+const countTolerance = 0.05

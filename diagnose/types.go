@@ -309,6 +309,9 @@ type NPlusOne struct {
 	CallsPerRequest float64 `json:"calls_per_request,omitempty"`
 	EndpointShare   float64 `json:"endpoint_share,omitempty"`
 	Problem         string  `json:"problem"`
+	// Parent is the query whose rows it loops over (its fingerprint),
+	// when the counts show it: the endpoint is then that query's.
+	Parent string `json:"parent,omitempty"`
 	// Note qualifies the pattern when the estimate says the class runs
 	// about once per request of its endpoint: one query per page rather
 	// than a loop over rows.

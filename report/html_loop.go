@@ -40,6 +40,9 @@ func loopHTMLPage(r *loopresult.Result) *HTMLPage {
 		if s.RolledBack != "" {
 			sec.Blocks = append(sec.Blocks, HTMLText("Rolled back: "+s.RolledBack))
 		}
+		if d := decisionLine(s); d != "" {
+			sec.Blocks = append(sec.Blocks, HTMLText("Decision: "+d))
+		}
 		if len(s.Applied) > 0 {
 			sec.Blocks = append(sec.Blocks, HTMLText("Changed:"), HTMLList(s.Applied...))
 		}

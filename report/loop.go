@@ -87,6 +87,10 @@ func loopStack(r *loopresult.Result) string {
 	if s.Quick {
 		q = ", quick"
 	}
+	if s.Description != "" {
+		return fmt.Sprintf("%s, %s; runs of %s interleaved before/after each step (at most %d each), %d connections, %d cores",
+			s.Description, s.MariaDB, Duration(s.DurationS), s.Runs, s.Connections, s.Cores)
+	}
 	return fmt.Sprintf("reference app at scale %d behind nginx, MariaDB %s, memcached; %d runs of %s per step, %d connections, %d cores%s",
 		s.Scale, s.MariaDB, s.Runs, Duration(s.DurationS), s.Connections, s.Cores, q)
 }
@@ -166,6 +170,9 @@ func loopText(w *bufio.Writer, r *loopresult.Result) {
 		}
 		if s.RolledBack != "" {
 			fprintf(w, "  rolled back: %s\n", s.RolledBack)
+		}
+		if d := decisionLine(s); d != "" {
+			fprintf(w, "  decision: %s\n", d)
 		}
 		for _, a := range s.Applied {
 			fprintf(w, "  changed  %s\n", a)
@@ -255,6 +262,9 @@ func writeLoopSteps(w *bufio.Writer, r *loopresult.Result, m loopMarkup) {
 		if s.RolledBack != "" {
 			fmt.Fprintf(w, m.para, m.esc("Rolled back: "+s.RolledBack))
 		}
+		if d := decisionLine(s); d != "" {
+			fmt.Fprintf(w, m.para, m.esc("Decision: "+d))
+		}
 		if len(s.Applied) > 0 {
 			w.WriteString(m.listIn)
 			for _, a := range s.Applied {
@@ -276,4 +286,16 @@ func writeLoopSteps(w *bufio.Writer, r *loopresult.Result, m loopMarkup) {
 			w.WriteString(m.findEnd)
 		}
 	}
+}
+
+// decisionLine states a step's A/B decision: the verdict, the ratio of
+// medians with its interval, the second opinion and the runs ("" when
+// the step has none).
+func decisionLine(s loopresult.Step) string {
+	d := s.Decision
+	if d == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s: median ratio %s, %.0f%% interval [%s, %s], Mann-Whitney p = %.3g, %d runs before and %d after, interleaved",
+		d.Verdict, Ratio(d.RatioMedian), d.Level*100, Ratio(d.CILow), Ratio(d.CIHigh), d.PValue, d.RunsA, d.RunsB)
 }

@@ -55,8 +55,16 @@ type applyOptions struct {
 // (shared by apply and rollback).
 func addTargetFlags(f *pflag.FlagSet, o *applyOptions) {
 	o.conn.add(f, "the MySQL/MariaDB server: needed for MySQL settings and --ddl")
-	f.StringVar(&o.mysqlRestart, "mysql-restart", "", `command restarting the server when a read-only variable changes ("none": such a change fails and rolls back; default "systemctl restart mariadb" or "systemctl restart mysql")`)
 	f.StringVar(&o.nginxConf, "nginx-conf", "/etc/nginx/nginx.conf", "nginx's main configuration file")
+	addServiceFlags(f, o)
+	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.ApplyFormats, ", "))
+}
+
+// addServiceFlags registers how apply reaches and changes each service
+// (besides the server and nginx.conf, which the caller names): shared by
+// apply, rollback and tune.
+func addServiceFlags(f *pflag.FlagSet, o *applyOptions) {
+	f.StringVar(&o.mysqlRestart, "mysql-restart", "", `command restarting the server when a read-only variable changes ("none": such a change fails and rolls back; default "systemctl restart mariadb" or "systemctl restart mysql")`)
 	f.StringVar(&o.nginxBin, "nginx-bin", "nginx", "the nginx binary")
 	f.StringVar(&o.nginxTest, "nginx-test", "", `command line checking nginx's files (default "NGINX-BIN -t -c NGINX-CONF")`)
 	f.StringVar(&o.nginxReload, "nginx-reload", "", `command line reloading nginx (default "NGINX-BIN -s reload -c NGINX-CONF")`)
@@ -66,7 +74,13 @@ func addTargetFlags(f *pflag.FlagSet, o *applyOptions) {
 	f.StringVar(&o.procRoot, "proc-sys", "/proc/sys", "where the kernel's settings are read and written (another mount of /proc/sys, e.g. a container's)")
 	f.BoolVar(&o.hostWide, "host-wide", false, "also change host-wide settings (sysctl.d, systemd drop-ins)")
 	f.StringVar(&o.state, "state", "", "directory of the transactions' journals and backups (default $XDG_STATE_HOME/stacktune/apply, ~/.local/state/stacktune/apply, or /var/lib/stacktune/apply as root)")
-	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.ApplyFormats, ", "))
+}
+
+// addDropInFlags registers where the my.cnf drop-in goes and how it is
+// checked (apply and tune).
+func addDropInFlags(f *pflag.FlagSet, o *applyOptions) {
+	f.StringVar(&o.mysqlConf, "mysql-conf", "", "where the my.cnf drop-in goes (default /etc/mysql/mariadb.conf.d/99-stacktune.cnf for MariaDB, /etc/mysql/mysql.conf.d/99-stacktune.cnf for MySQL)")
+	f.StringVar(&o.mysqlCheck, "mysql-check", "", `command line checking the server's option files; it fails on a non-zero exit or an "[ERROR]"/"error:" line ("none": no check; default "mariadbd --help --verbose" or "mysqld --help --verbose")`)
 }
 
 func newApplyCmd() *cobra.Command {
@@ -106,8 +120,7 @@ changes nothing. --list shows the transactions of --state.`,
 	}
 	f := cmd.Flags()
 	addTargetFlags(f, &o)
-	f.StringVar(&o.mysqlConf, "mysql-conf", "", "where the my.cnf drop-in goes (default /etc/mysql/mariadb.conf.d/99-stacktune.cnf for MariaDB, /etc/mysql/mysql.conf.d/99-stacktune.cnf for MySQL)")
-	f.StringVar(&o.mysqlCheck, "mysql-check", "", `command line checking the server's option files; it fails on a non-zero exit or an "[ERROR]"/"error:" line ("none": no check; default "mariadbd --help --verbose" or "mysqld --help --verbose")`)
+	addDropInFlags(f, &o)
 	f.StringVar(&o.ddl, "ddl", "", "also add the indexes of this file of ALTER TABLE ... ADD INDEX (stacktune indexes' output; - for standard input)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be written and each setting's plan (running value, wanted value, how), change nothing")
 	f.StringSliceVar(&o.skip, "skip", nil, "leave out the changes of these findings (ids as audit prints them)")

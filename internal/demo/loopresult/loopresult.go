@@ -6,7 +6,10 @@
 // of `stacktune demo --format json`.
 package loopresult
 
-import "github.com/stacktune/stacktune/history"
+import (
+	"github.com/stacktune/stacktune/abtest"
+	"github.com/stacktune/stacktune/history"
+)
 
 // Result is the loop: the shape of `stacktune demo --format json`.
 type Result struct {
@@ -25,6 +28,9 @@ type Result struct {
 
 // Stack says what was measured.
 type Stack struct {
+	// Description names a stack that is not the reference app ("the
+	// bookshop scenario against http://..."); empty for the demo's.
+	Description string  `json:"description,omitempty"`
 	MariaDB     string  `json:"mariadb"`
 	Scale       int     `json:"scale"`
 	Runs        int     `json:"runs"`
@@ -51,9 +57,13 @@ type Step struct {
 	RPS     float64 `json:"rps_median"`
 	P99MS   float64 `json:"p99_ms_median"`
 	ApplyID string  `json:"apply_id,omitempty"`
-	// RolledBack says why the step was undone after it was measured:
-	// every run scored below the worst run of the step before it.
+	// RolledBack says why the step was undone after it was measured.
 	RolledBack string `json:"rolled_back,omitempty"`
+	// Before are the scores of the state before the step, measured
+	// interleaved with Scores, and Decision the test that compared them
+	// (stacktune tune; the demo leaves them empty).
+	Before   []float64        `json:"before_scores,omitempty"`
+	Decision *abtest.Decision `json:"decision,omitempty"`
 }
 
 // Finding is a finding behind a step.
