@@ -59,6 +59,26 @@ type Result struct {
 	// First and Second are the diagnoses before and after the steps.
 	First  *diagnose.Result `json:"first_diagnosis"`
 	Second *diagnose.Result `json:"second_diagnosis,omitempty"`
+	// Restart is the end-of-loop check that the kept changes survive a
+	// restart of the services they changed (seed 001: files, not
+	// runtime only).
+	Restart *RestartCheck `json:"restart_check,omitempty"`
+}
+
+// RestartCheck is what the restart at the end found.
+type RestartCheck struct {
+	// Restarted names what was restarted ("mysql", "app").
+	Restarted []string `json:"restarted"`
+	// Held are the kept steps whose every value is in force after the
+	// restart; Lost says, by step, what is not.
+	Held []string          `json:"held"`
+	Lost map[string]string `json:"lost,omitempty"`
+	// ColdScore and WarmScore are one run right after the restart and
+	// one after the buffer pool was warmed (every index of the tables
+	// read once, as seed 002 did with count(*)).
+	ColdScore float64  `json:"cold_score"`
+	WarmScore float64  `json:"warm_score"`
+	Warmed    []string `json:"warmed,omitempty"`
 }
 
 // A step is one group of changes applied and measured together.
@@ -158,6 +178,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			res.Loop.Steps = append(res.Loop.Steps, *sr)
 		}
 	}
+	if !opt.DryRun && len(t.kept) > 0 {
+		if res.Restart, err = t.restartCheck(ctx); err != nil {
+			return res, fmt.Errorf("restart check: %w", err)
+		}
+	}
 	res.Loop.NotApplied = notApplied(res.First, used)
 	if opt.DryRun {
 		return res, nil
@@ -175,6 +200,9 @@ type tuner struct {
 	res *Result
 	// rps and p99 are the measured runs' figures by label (B arm).
 	rps, p99 map[string][]float64
+	// kept are the targets of the steps kept, by step label.
+	kept      map[string][]apply.Target
+	keptOrder []string
 }
 
 // stack describes what is measured, for the report's header.
@@ -345,6 +373,13 @@ func (t *tuner) step(ctx context.Context, s step, d *diagnose.Result, used map[s
 			return sr, fmt.Errorf("re-applying %s: %w", s.label, err)
 		}
 	}
+	if sr.RolledBack == "" {
+		if t.kept == nil {
+			t.kept = map[string][]apply.Target{}
+		}
+		t.kept[s.label] = targets
+		t.keptOrder = append(t.keptOrder, s.label)
+	}
 	return sr, nil
 }
 
@@ -466,3 +501,93 @@ func orText(s, d string) string {
 	}
 	return s
 }
+
+// restartCheck restarts what the kept steps changed (the server, when a
+// step changed its settings and a restart command is known; the app,
+// when its restart command is known), measures one cold run, warms the
+// buffer pool and measures one warm run, then checks that every kept
+// value is still in force: a change that holds only at run time would be
+// lost at the next reboot.
+func (t *tuner) restartCheck(ctx context.Context) (*RestartCheck, error) {
+	rc := &RestartCheck{Restarted: []string{}, Held: []string{}}
+	if _, ok := t.kept["my.cnf"]; ok && t.opt.Services.MySQLRestart != nil {
+		t.say("restart check: restarting the server")
+		if err := t.opt.Services.MySQLRestart(ctx); err != nil {
+			return rc, fmt.Errorf("restarting the server: %w", err)
+		}
+		rc.Restarted = append(rc.Restarted, "mysql")
+	}
+	if t.opt.Diagnose.AppRestart != nil {
+		if err := t.opt.Diagnose.AppRestart(ctx); err != nil {
+			return rc, fmt.Errorf("restarting the app: %w", err)
+		}
+		rc.Restarted = append(rc.Restarted, "app")
+	}
+	var err error
+	if rc.ColdScore, err = t.measureArm("after restart, cold")(ctx, abtest.B); err != nil {
+		return rc, err
+	}
+	if t.opt.Services.DB != nil {
+		if rc.Warmed, err = warmBufferPool(ctx, t.opt.Services.DB, t.opt.Services.Schema); err != nil {
+			return rc, err
+		}
+	}
+	if rc.WarmScore, err = t.measureArm("after restart, warm")(ctx, abtest.B); err != nil {
+		return rc, err
+	}
+	for _, label := range t.keptOrder {
+		var lost []string
+		for _, tg := range t.kept[label] {
+			if err := tg.Verify(ctx, tg.Wanted()); err != nil {
+				lost = append(lost, err.Error())
+			}
+		}
+		if len(lost) > 0 {
+			if rc.Lost == nil {
+				rc.Lost = map[string]string{}
+			}
+			rc.Lost[label] = strings.Join(lost, "; ")
+			continue
+		}
+		rc.Held = append(rc.Held, label)
+	}
+	t.say("restart check: restarted %v; cold %.0f, warm %.0f; held %v, lost %v", rc.Restarted, rc.ColdScore, rc.WarmScore, rc.Held, rc.Lost)
+	return rc, nil
+}
+
+// warmBufferPool reads every index of the schema's tables once, so the
+// runs after a restart measure the settings, not a cold buffer pool
+// (seed 002 warmed with count(*) per table). It returns what it read.
+func warmBufferPool(ctx context.Context, db apply.DB, schema string) ([]string, error) {
+	if schema == "" {
+		return nil, nil
+	}
+	rows, err := db.QueryContext(ctx, sqlIndexesOf, schema)
+	if err != nil {
+		return nil, fmt.Errorf("listing the indexes to warm: %w", err)
+	}
+	type ix struct{ table, name string }
+	var ixs []ix
+	for rows.Next() {
+		var i ix
+		if err := rows.Scan(&i.table, &i.name); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ixs = append(ixs, i)
+	}
+	rows.Close()
+	var out []string
+	for _, i := range ixs {
+		q := fmt.Sprintf("SELECT COUNT(*) FROM %s FORCE INDEX (%s)", changeset.QuoteTable(schema+"."+i.table), changeset.QuoteIdent(i.name))
+		var n int64
+		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return out, fmt.Errorf("warming %s.%s: %w", i.table, i.name, err)
+		}
+		out = append(out, i.table+"."+i.name)
+	}
+	return out, nil
+}
+
+// sqlIndexesOf lists a schema's indexes (tables with their own storage).
+const sqlIndexesOf = `SELECT DISTINCT TABLE_NAME, INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME, INDEX_NAME`

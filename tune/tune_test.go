@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -244,5 +245,11 @@ func TestTuneBookshop(t *testing.T) {
 	}
 	if res.Second == nil {
 		t.Error("no second diagnosis")
+	}
+	// The kept changes survive a restart of what they changed.
+	if rc := res.Restart; rc == nil || len(rc.Lost) > 0 || !slices.Contains(rc.Restarted, "app") || rc.ColdScore <= 0 || rc.WarmScore <= 0 || len(rc.Warmed) == 0 {
+		t.Errorf("restart check: %+v", res.Restart)
+	} else if s.Decision != nil && s.Decision.Verdict == abtest.Better && !slices.Contains(rc.Held, "indexes") {
+		t.Errorf("the kept index did not hold after the restart: %+v", rc)
 	}
 }

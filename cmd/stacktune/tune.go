@@ -149,6 +149,13 @@ func runTune(ctx context.Context, cmd *cobra.Command, o tuneOptions, stdout, std
 	if res.NoiseFloor != nil && o.format == report.Text {
 		fmt.Fprintf(stdout, "\nNoise floor (the stack against itself): %s\n", report.Clean(res.NoiseFloor.Reason))
 	}
+	if rc := res.Restart; rc != nil && o.format == report.Text {
+		fmt.Fprintf(stdout, "Restart check: restarted %s; one run cold %s, warm %s (after reading %d indexes); still in force: %s\n",
+			strings.Join(rc.Restarted, ", "), report.Score(rc.ColdScore), report.Score(rc.WarmScore), len(rc.Warmed), strings.Join(rc.Held, ", "))
+		for label, why := range rc.Lost {
+			fmt.Fprintf(stdout, "  LOST after the restart: %s: %s\n", label, report.Clean(why))
+		}
+	}
 	for label, plan := range res.Plans {
 		fmt.Fprintf(stdout, "\nPlan of step %s (dry run):\n", label)
 		if perr := report.ApplyDryRun(stdout, plan, report.Text); perr != nil && err == nil {
