@@ -591,17 +591,7 @@ func digestSection(ctx context.Context, path string, start, end int64, ropt dige
 		sec = io.NewSectionReader(f, start, end-start)
 	}
 	name := fmt.Sprintf("%s (bytes %d-%d, written during the run)", path, start, start+sec.Size())
-	agg, stats, err := digest.FromSlowLogs(ctx, []input.Input{{Name: name, R: sec}}, digest.Options{})
-	if err != nil {
-		return nil, err
-	}
-	rep, err := agg.Report(ropt)
-	if err != nil {
-		return nil, err
-	}
-	rep.FillSkipped(stats)
-	rep.Overall.Inputs = []string{name}
-	return rep, nil
+	return digest.ReportOf(ctx, []input.Input{{Name: name, R: sec}}, []string{name}, digest.Options{}, ropt)
 }
 
 func planText(plan []setting) string {

@@ -69,6 +69,25 @@ func inputError(in input.Input, err error) error {
 	return fmt.Errorf("%s: %w", in.Name, err)
 }
 
+// ReportOf digests slow-log inputs into a finished report: the classes,
+// the skips by reason and the inputs' names. When an input cannot be read
+// to its end, the report of what was read comes back, marked incomplete
+// in its notes, with the error.
+func ReportOf(ctx context.Context, inputs []input.Input, names []string, opt Options, ropt ReportOptions) (*Report, error) {
+	agg, stats, readErr := FromSlowLogs(ctx, inputs, opt)
+	rep, err := agg.Report(ropt)
+	if err != nil {
+		return nil, err
+	}
+	rep.FillSkipped(stats)
+	rep.Overall.Inputs = names
+	if readErr != nil {
+		rep.Notes = append(rep.Notes, "incomplete: "+readErr.Error())
+		return rep, readErr
+	}
+	return rep, nil
+}
+
 // FillSkipped copies parser statistics into the report.
 func (r *Report) FillSkipped(st *slowlog.Stats) {
 	r.Overall.Bytes = st.Bytes

@@ -128,18 +128,7 @@ func digestFiles(ctx context.Context, o digestOptions, ropt digest.ReportOptions
 		inputs = append(inputs, in)
 		closers = append(closers, c)
 	}
-	agg, stats, readErr := digest.FromSlowLogs(ctx, inputs, digest.Options{Workers: o.workers, Filter: o.filter})
-	rep, err := agg.Report(ropt)
-	if err != nil {
-		return nil, err
-	}
-	rep.FillSkipped(stats)
-	rep.Overall.Inputs = o.files
-	if readErr != nil {
-		rep.Notes = append(rep.Notes, "incomplete: "+readErr.Error())
-		return rep, readErr
-	}
-	return rep, nil
+	return digest.ReportOf(ctx, inputs, o.files, digest.Options{Workers: o.workers, Filter: o.filter}, ropt)
 }
 
 func digestLive(ctx context.Context, o digestOptions, ropt digest.ReportOptions) (*digest.Report, error) {

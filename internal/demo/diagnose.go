@@ -103,17 +103,7 @@ func digestSlowLog(ctx context.Context, path string, ropt digest.ReportOptions) 
 		return nil, err
 	}
 	defer closer.Close()
-	agg, stats, err := digest.FromSlowLogs(ctx, []input.Input{in}, digest.Options{})
-	if err != nil {
-		return nil, err
-	}
-	rep, err := agg.Report(ropt)
-	if err != nil {
-		return nil, err
-	}
-	rep.FillSkipped(stats)
-	rep.Overall.Inputs = []string{path}
-	return rep, nil
+	return digest.ReportOf(ctx, []input.Input{in}, []string{path}, digest.Options{}, ropt)
 }
 
 // take returns the findings matching keep that no step took yet, and
