@@ -148,6 +148,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	res := &Result{Loop: loopresult.Result{Steps: []loopresult.Step{}, NotApplied: []loopresult.Finding{}, Stack: t.stack()}}
 	t.res = res
 
+	if opt.DryRun {
+		return t.dryRun(ctx)
+	}
 	// The baseline, against itself.
 	t.say("baseline: measuring the stack as it is against itself (the noise floor)")
 	floor, err := abtest.NoiseFloor(ctx, func(context.Context) error { return nil }, t.measureArm("baseline"), opt.AB)
@@ -184,9 +187,6 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 	}
 	res.Loop.NotApplied = notApplied(res.First, used)
-	if opt.DryRun {
-		return res, nil
-	}
 	t.say("second diagnosis: the tuned stack")
 	if res.Second, err = diagnose.Run(ctx, opt.Diagnose); err != nil {
 		return res, fmt.Errorf("second diagnosis: %w", err)
@@ -591,3 +591,25 @@ func warmBufferPool(ctx context.Context, db apply.DB, schema string) ([]string, 
 
 // sqlIndexesOf lists a schema's indexes (tables with their own storage).
 const sqlIndexesOf = `SELECT DISTINCT TABLE_NAME, INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME, INDEX_NAME`
+
+// dryRun diagnoses and plans every step without measuring or changing
+// anything (but the slow log the diagnosis captures with, put back).
+func (t *tuner) dryRun(ctx context.Context) (*Result, error) {
+	res := t.res
+	res.Loop.Steps = append(res.Loop.Steps, loopresult.Step{Label: "baseline", Findings: []loopresult.Finding{}, Skipped: "dry run: not measured"})
+	var err error
+	if res.First, err = diagnose.Run(ctx, t.opt.Diagnose); err != nil {
+		return res, fmt.Errorf("diagnosis: %w", err)
+	}
+	res.Loop.Stack.MariaDB = res.First.Server
+	used := map[string]bool{}
+	for _, s := range steps {
+		sr, err := t.step(ctx, s, res.First, used)
+		if err != nil {
+			return res, err
+		}
+		res.Loop.Steps = append(res.Loop.Steps, *sr)
+	}
+	res.Loop.NotApplied = notApplied(res.First, used)
+	return res, nil
+}

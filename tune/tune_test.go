@@ -192,6 +192,23 @@ func TestTuneBookshop(t *testing.T) {
 			fmt.Fprintln(&progress, line)
 		},
 	}
+	// A dry run diagnoses and plans, and changes nothing.
+	confBefore, _ := os.ReadFile(n.ConfigPath())
+	dry := opt
+	dry.DryRun = true
+	dres, err := Run(ctx, dry)
+	if err != nil {
+		t.Fatalf("dry run: %v\n%s", err, progress.String())
+	}
+	if p := dres.Plans["indexes"]; p == nil || len(p.Steps) == 0 {
+		t.Errorf("dry run: no plan for the indexes: %+v", dres.Plans)
+	}
+	var k int
+	_ = db.DB().QueryRow("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA='bookshop' AND TABLE_NAME='reviews' AND COLUMN_NAME='book_id'").Scan(&k)
+	if after, _ := os.ReadFile(n.ConfigPath()); k != 0 || !bytes.Equal(after, confBefore) || len(dres.Loop.Runs) != 0 {
+		t.Errorf("the dry run changed something: %d indexes on book_id, nginx.conf changed %v, %d runs", k, !bytes.Equal(after, confBefore), len(dres.Loop.Runs))
+	}
+
 	res, err := Run(ctx, opt)
 	if testing.Verbose() || err != nil {
 		t.Logf("progress:\n%s", progress.String())
