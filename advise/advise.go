@@ -369,3 +369,12 @@ func joinNote(a, b string) string {
 	}
 	return a + ". " + b
 }
+
+// observability are the findings that add measurement (the slow log,
+// performance_schema), which a real server should have but which cost it
+// some speed: a loop that measures speed leaves them to the user.
+var observability = map[string]bool{"mysql-performance-schema": true, "mysql-slow-log": true}
+
+// Observability reports whether finding id adds measurement at a cost in
+// speed (see observability).
+func Observability(id string) bool { return observability[id] }

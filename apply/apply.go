@@ -51,6 +51,27 @@ type Result struct {
 	Leftovers []Leftover `json:"leftovers,omitempty"`
 }
 
+// Changed lists what the transaction changed, for people: each file
+// written and each value that differs after it, read back from the
+// running service ("mysql: max_connections 151 → 400 (read back)").
+func (r *Result) Changed() []string {
+	var out []string
+	for _, t := range r.Targets {
+		for _, f := range t.Files {
+			out = append(out, fmt.Sprintf("%s: wrote %s", t.Name, f))
+		}
+		for _, k := range t.After.Keys() {
+			if before := t.Before[k]; before != t.After[k] {
+				if before == "" {
+					before = "(none)"
+				}
+				out = append(out, fmt.Sprintf("%s: %s %s → %s (read back)", t.Name, k, before, t.After[k]))
+			}
+		}
+	}
+	return out
+}
+
 // TargetOutcome is one target's part of a transaction.
 type TargetOutcome struct {
 	Name   string   `json:"name"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/stacktune/stacktune/abtest"
+	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/changeset"
@@ -88,10 +89,6 @@ type step struct {
 	take func(d *diagnose.Result, o *Options) []changeset.Change
 }
 
-// observability are audit findings that add measurement at a cost in
-// speed: a loop that measures speed leaves them to the user.
-var observability = map[string]bool{"mysql-performance-schema": true, "mysql-slow-log": true}
-
 // steps are the loop's steps in order: the server's settings first (they
 // change what the rest is measured on), then nginx, the proven indexes,
 // and the host-wide settings when allowed.
@@ -125,7 +122,7 @@ func auditChanges(d *diagnose.Result, kinds ...changeset.Kind) []changeset.Chang
 	for i := range d.Audit.Findings {
 		f := &d.Audit.Findings[i]
 		cs := f.Changeset()
-		if len(cs) == 0 || observability[f.ID] || slices.ContainsFunc(cs, func(c changeset.Change) bool { return !slices.Contains(kinds, c.Kind) }) {
+		if len(cs) == 0 || advise.Observability(f.ID) || slices.ContainsFunc(cs, func(c changeset.Change) bool { return !slices.Contains(kinds, c.Kind) }) {
 			continue
 		}
 		out = append(out, cs...)
@@ -336,7 +333,7 @@ func (t *tuner) step(ctx context.Context, s step, d *diagnose.Result, used map[s
 		return sr, nil
 	}
 	sr.ApplyID = ar.ID
-	sr.Applied = describe(ar)
+	sr.Applied = ar.Changed()
 	ab := t.opt.AB
 	ab.Start = abtest.B
 	exp := abtest.Experiment{
@@ -461,7 +458,7 @@ func notApplied(d *diagnose.Result, used map[string]bool) []loopresult.Finding {
 // reasonNotApplied says why a finding stays with the user.
 func reasonNotApplied(id string, cs []changeset.Change) string {
 	switch {
-	case observability[id]:
+	case advise.Observability(id):
 		return "observability: it costs speed, which this loop measures"
 	case len(cs) == 0:
 		return "information: no change to make"
@@ -473,33 +470,6 @@ func reasonNotApplied(id string, cs []changeset.Change) string {
 		}
 	}
 	return "not applied by this loop (" + strings.Join(kinds, ", ") + "): host-wide without --host-wide, or a change for the application or its caches"
-}
-
-// describe lists what a transaction changed.
-func describe(ar *apply.Result) []string {
-	var out []string
-	for _, t := range ar.Targets {
-		for _, f := range t.Files {
-			out = append(out, fmt.Sprintf("%s: wrote %s", t.Name, f))
-		}
-		for _, k := range slices.Sorted(func(yield func(string) bool) {
-			for k := range t.After {
-				if t.Before[k] != t.After[k] && !yield(k) {
-					return
-				}
-			}
-		}) {
-			out = append(out, fmt.Sprintf("%s: %s %s → %s (read back)", t.Name, k, orText(t.Before[k], "(none)"), t.After[k]))
-		}
-	}
-	return out
-}
-
-func orText(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 // restartCheck restarts what the kept steps changed (the server, when a

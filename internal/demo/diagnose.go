@@ -149,7 +149,7 @@ func (d *diagnosis) notApplied() []StepFinding {
 		f := &d.audit.Findings[i]
 		sf := stepFinding(f)
 		switch {
-		case observability[f.ID]:
+		case advise.Observability(f.ID):
 			sf.Reason = "observability: worth having on a real server, but it costs the server some speed, so a loop that measures speed leaves it out (the diagnosis turns the slow log on for its own run)"
 		case len(f.Changes()) == 0:
 			sf.Reason = "information only: no setting to change"

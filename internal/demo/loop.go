@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/stacktune/stacktune/apply"
@@ -210,7 +209,7 @@ func (l *loop) runSteps(ctx context.Context, d *diagnosis, suffix string, onlyCh
 			continue
 		}
 		sr.ApplyID = ar.ID
-		sr.Applied = describe(ar, plan)
+		sr.Applied = append(ar.Changed(), plan.notes...)
 		if err := l.warmUp(ctx, sr.Label); err != nil {
 			return err
 		}
@@ -366,27 +365,6 @@ const (
 	purgeWait = 30 * time.Second
 	purgeDone = 10
 )
-
-// describe lists what a transaction changed.
-func describe(ar *apply.Result, p *stepWork) []string {
-	var out []string
-	for _, t := range ar.Targets {
-		for _, f := range t.Files {
-			out = append(out, fmt.Sprintf("%s: wrote %s", t.Name, f))
-		}
-		var keys []string
-		for k := range t.After {
-			if t.Before[k] != t.After[k] {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			out = append(out, fmt.Sprintf("%s: %s %s → %s (read back)", t.Name, k, orText(t.Before[k], "(none)"), t.After[k]))
-		}
-	}
-	return append(out, p.notes...)
-}
 
 func orText(s, d string) string {
 	if s == "" {

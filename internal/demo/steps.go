@@ -30,12 +30,6 @@ type stepWork struct {
 	why      string   // why there is nothing to apply
 }
 
-// observability are findings that add measurement, which a real server
-// should have but which cost the server some speed: a tuning loop that
-// measures speed leaves them to the user (they are listed, with this
-// reason). The diagnosis switches the slow log on for its own run.
-var observability = map[string]bool{"mysql-performance-schema": true, "mysql-slow-log": true}
-
 var steps = []step{
 	{"my.cnf", planMyCnf},
 	{"unix sockets", planSockets},
@@ -83,7 +77,7 @@ func findings(fs []*advise.Finding) []StepFinding {
 // server's conf.d (SET GLOBAL where dynamic, a restart where not).
 func planMyCnf(_ context.Context, l *loop, d *diagnosis) (*stepWork, error) {
 	fs := d.take(func(f *advise.Finding) bool {
-		return hasKind(f, changeset.MySQLVariable, changeset.MySQLOption) && !hasKind(f, changeset.Sysctl, changeset.Systemd) && !observability[f.ID]
+		return hasKind(f, changeset.MySQLVariable, changeset.MySQLOption) && !hasKind(f, changeset.Sysctl, changeset.Systemd) && !advise.Observability(f.ID)
 	})
 	p := &stepWork{findings: findings(fs)}
 	if len(fs) == 0 {
