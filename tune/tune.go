@@ -150,7 +150,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	// The baseline, against itself.
 	t.say("baseline: measuring the stack as it is against itself (the noise floor)")
-	floor, err := abtest.NoiseFloor(ctx, func(context.Context) error { return nil }, t.measureArm("baseline"), opt.AB)
+	floor, err := abtest.NoiseFloor(ctx, func(context.Context) error { return nil }, t.measure("baseline", "baseline"), opt.AB)
 	if err != nil {
 		return res, fmt.Errorf("baseline: %w", err)
 	}
@@ -233,9 +233,16 @@ func (t *tuner) say(format string, args ...any) {
 	}
 }
 
-// measureArm measures one bench run, labelled for the step and the arm
-// (A is the state before the step), and records it in the history.
+// measureArm measures one bench run of a step and records it in the
+// history under the step's label, or the label with " (before)" for the
+// state before the step (arm A). Its figures count for the step (B).
 func (t *tuner) measureArm(label string) func(ctx context.Context, arm abtest.Arm) (float64, error) {
+	return t.measure(label+" (before)", label)
+}
+
+// measure measures one bench run in the arm it is given, labelled
+// labelA or labelB by its arm, and keeps the figures of labelB's runs.
+func (t *tuner) measure(labelA, labelB string) func(ctx context.Context, arm abtest.Arm) (float64, error) {
 	return func(ctx context.Context, arm abtest.Arm) (float64, error) {
 		if t.opt.Diagnose.BeforeBench != nil {
 			if err := t.opt.Diagnose.BeforeBench(ctx); err != nil {
@@ -244,10 +251,11 @@ func (t *tuner) measureArm(label string) func(ctx context.Context, arm abtest.Ar
 		}
 		bo := t.opt.Diagnose.Bench
 		bo.Runs = 1
-		bo.Label = t.opt.Label + label
-		if arm == abtest.A && label != "baseline" {
-			bo.Label += " (before)"
+		label := labelB
+		if arm == abtest.A {
+			label = labelA
 		}
+		bo.Label = t.opt.Label + label
 		sum, err := benchrun.Run(ctx, bo)
 		if err != nil {
 			return 0, err
@@ -260,7 +268,7 @@ func (t *tuner) measureArm(label string) func(ctx context.Context, arm abtest.Ar
 				t.res.Loop.Runs = append(t.res.Loop.Runs, r)
 			}
 		}
-		if arm == abtest.B || label == "baseline" {
+		if label == labelB {
 			t.rps[label] = append(t.rps[label], sum.RPS)
 			t.p99[label] = append(t.p99[label], sum.LatencyMS.P99)
 		}
