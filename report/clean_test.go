@@ -22,7 +22,7 @@ import (
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
-	"github.com/stacktune/stacktune/internal/demo/loopresult"
+	"github.com/stacktune/stacktune/tune"
 	"github.com/stacktune/stacktune/internal/golden"
 )
 
@@ -469,8 +469,8 @@ var renderers = []renderer{
 		func(w io.Writer, v any, f string) error { return Transitions(w, v.(*transitionsTable).steps(), f) },
 		func(h string) any { return hostileTransitions(h) }, &transitionsTable{}, nil},
 	{"loop", LoopFormats,
-		func(w io.Writer, v any, f string) error { return Loop(w, v.(*loopresult.Result), f, "") },
-		func(h string) any { return hostileLoop(h) }, &loopresult.Result{}, nil},
+		func(w io.Writer, v any, f string) error { return Loop(w, v.(*tune.Result), f, "") },
+		func(h string) any { return hostileLoop(h) }, &tune.Result{}, nil},
 	{"apply", ApplyFormats,
 		func(w io.Writer, v any, f string) error { return ApplyResult(w, v.(*apply.Result), f, false) },
 		func(h string) any { return hostileApplyResult(h) }, &apply.Result{}, nil},

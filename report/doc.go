@@ -53,10 +53,9 @@
 // not escape, so "</" and "<!--" in a label get an invisible zero-width
 // space after the '<'.
 //
-// # The demo loop (package internal/demo)
+// # The tuning loop (package tune; the demo is tune on its own stack)
 //
-// Loop renders the loop's result (package internal/demo/loopresult, data
-// only): the transition table, the findings and changes behind each step
+// Loop renders the loop's result (tune.Result, data only): the transition table, the findings and changes behind each step
 // and what was not applied, as text, Markdown (linking the SVG of
 // LoopChart), HTML (a page on the skeleton of html.go with its own inline
 // chart of the medians)

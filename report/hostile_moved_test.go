@@ -3,7 +3,7 @@ package report
 import (
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/history"
-	"github.com/stacktune/stacktune/internal/demo/loopresult"
+	"github.com/stacktune/stacktune/tune"
 )
 
 // Hostile values of the renderers that moved here from history, the demo
@@ -26,17 +26,17 @@ func hostileTransitions(h string) *transitionsTable {
 	return &transitionsTable{Steps: history.Transitions(runs)}
 }
 
-func hostileLoop(h string) *loopresult.Result {
-	f := loopresult.Finding{ID: h, Title: h, Evidence: []string{h}, Change: h, Source: h, Reason: h}
-	return &loopresult.Result{
-		Stack: loopresult.Stack{MariaDB: h, Scale: 1, Runs: 1, DurationS: 5},
-		Steps: []loopresult.Step{
-			{Label: h, Scores: []float64{1}, Median: 1, XBaseline: 1, Findings: []loopresult.Finding{}},
-			{Label: h, Findings: []loopresult.Finding{f}, Skipped: h},
-			{Label: h, Scores: []float64{2}, Median: 2, XBaseline: 2, Findings: []loopresult.Finding{f},
+func hostileLoop(h string) *tune.Result {
+	f := tune.Finding{ID: h, Title: h, Evidence: []string{h}, Change: h, Source: h, Reason: h}
+	return &tune.Result{
+		Stack: tune.Stack{MariaDB: h, Scale: 1, Runs: 1, DurationS: 5},
+		Steps: []tune.StepResult{
+			{Label: h, Scores: []float64{1}, Median: 1, XBaseline: 1, Findings: []tune.Finding{}},
+			{Label: h, Findings: []tune.Finding{f}, Skipped: h},
+			{Label: h, Scores: []float64{2}, Median: 2, XBaseline: 2, Findings: []tune.Finding{f},
 				Applied: []string{h}, RolledBack: h, ApplyID: h},
 		},
-		NotApplied: []loopresult.Finding{f},
+		NotApplied: []tune.Finding{f},
 		History:    h,
 	}
 }

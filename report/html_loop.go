@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stacktune/stacktune/internal/demo/loopresult"
+	"github.com/stacktune/stacktune/tune"
 )
 
 // loopHTMLPage is the demo loop's report as a page (Loop's "html"): the
@@ -15,8 +15,8 @@ import (
 // baseline with why it did not run or was rolled back, what changed, and
 // its findings with their evidence and change; and the findings no step
 // applied, with why.
-func loopHTMLPage(r *loopresult.Result) *HTMLPage {
-	p := &HTMLPage{Title: "stacktune demo: score transitions", Summary: []string{loopStack(r)}}
+func loopHTMLPage(r *tune.Result) *HTMLPage {
+	p := &HTMLPage{Title: loopTitle(r), Summary: []string{loopStack(r)}}
 	if r.History != "" {
 		p.Summary = append(p.Summary, "Runs recorded in "+r.History)
 	}
@@ -30,6 +30,9 @@ func loopHTMLPage(r *loopresult.Result) *HTMLPage {
 	if len(r.Steps) > 0 {
 		transitions.Blocks = append(transitions.Blocks, loopHTMLChart(r))
 	}
+	for _, c := range loopChecks(r) {
+		transitions.Blocks = append(transitions.Blocks, HTMLText(c))
+	}
 	p.Sections = append(p.Sections, transitions)
 
 	for i, s := range loopAfterBaseline(r) {
@@ -41,7 +44,7 @@ func loopHTMLPage(r *loopresult.Result) *HTMLPage {
 			sec.Blocks = append(sec.Blocks, HTMLText("Rolled back: "+s.RolledBack))
 		}
 		if d := decisionLine(s); d != "" {
-			sec.Blocks = append(sec.Blocks, HTMLText("Decision: "+d))
+			sec.Blocks = append(sec.Blocks, HTMLText("Decision: "+d), HTMLText(runsLine(s)))
 		}
 		if len(s.Applied) > 0 {
 			sec.Blocks = append(sec.Blocks, HTMLText("Changed:"), HTMLList(s.Applied...))
@@ -63,6 +66,9 @@ func loopHTMLPage(r *loopresult.Result) *HTMLPage {
 		p.Sections = append(p.Sections, sec)
 	}
 
+	for _, label := range loopPlanLabels(r) {
+		p.Sections = append(p.Sections, HTMLSection{Title: "Plan of step " + label + " (dry run)", Blocks: []HTMLBlock{HTMLCode(loopPlanText(r.Plans[label]))}})
+	}
 	if len(r.NotApplied) > 0 {
 		t := HTMLTable{Columns: []HTMLColumn{{Head: "finding", Code: true, NoWrap: true}, {Head: "title"}, {Head: "why"}}}
 		for _, f := range r.NotApplied {
@@ -77,7 +83,7 @@ func loopHTMLPage(r *loopresult.Result) *HTMLPage {
 // loopHTMLChart is a bar per step up to its median score, each run a dot,
 // the median and its ratio to the baseline's beside it; a step that was
 // not run has no bar, and one rolled back for being slower is red.
-func loopHTMLChart(r *loopresult.Result) HTMLBarChart {
+func loopHTMLChart(r *tune.Result) HTMLBarChart {
 	c := HTMLBarChart{Caption: "Median score per step (each run a dot) and its ratio to the baseline's"}
 	for i, s := range r.Steps {
 		label := fmt.Sprintf("%d. %s", i+1, s.Label)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stacktune/stacktune/history"
 	"github.com/stacktune/stacktune/internal/browsertest"
-	"github.com/stacktune/stacktune/internal/demo/loopresult"
+	"github.com/stacktune/stacktune/tune"
 )
 
 // The demo loop's and the history's pages, in htmlPages with the others.
@@ -28,19 +28,19 @@ var hostileMarkup = []string{
 // loopHostileFixture is loopFixture with the hostile strings in a step's
 // label, a finding's ID, title, evidence, change and source, what changed,
 // a rollback reason and a finding not applied.
-func loopHostileFixture() *loopresult.Result {
+func loopHostileFixture() *tune.Result {
 	r := loopFixture()
 	r.History = "/tmp/history.db"
 	script, img, esc, bidi := hostileMarkup[0], hostileMarkup[1], hostileMarkup[2], hostileMarkup[3]
-	r.Steps = append(r.Steps, loopresult.Step{
+	r.Steps = append(r.Steps, tune.StepResult{
 		Label: "N+1 queries " + script, Scores: []float64{4100, 4230, 3990}, Median: 4100, XBaseline: 48.24, RPS: 140.5, P99MS: 95,
 		Applied:    []string{"app: friend_set false → true (read back) " + img},
 		RolledBack: "slower? " + esc,
-		Findings: []loopresult.Finding{{ID: "n-plus-one" + bidi, Title: "GET /friends runs one query per friend " + script,
+		Findings: []tune.Finding{{ID: "n-plus-one" + bidi, Title: "GET /friends runs one query per friend " + script,
 			Evidence: append([]string{"query: SELECT * FROM users WHERE id = ? (1000 calls per page)"}, hostileMarkup...),
 			Change:   "friend_set: false → true; " + img, Source: "refapp " + esc}},
 	})
-	r.NotApplied = append(r.NotApplied, loopresult.Finding{ID: "sysctl" + img, Title: script, Reason: "host-wide " + bidi})
+	r.NotApplied = append(r.NotApplied, tune.Finding{ID: "sysctl" + img, Title: script, Reason: "host-wide " + bidi})
 	return r
 }
 

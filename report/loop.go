@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/history"
-	"github.com/stacktune/stacktune/internal/demo/loopresult"
+	"github.com/stacktune/stacktune/tune"
 )
 
 // LoopFormats are the formats Loop renders. Its HTML is an HTMLPage (see
@@ -34,13 +36,13 @@ func LoopReportFormat(path string) (string, error) {
 // chart of the transitions (LoopChart, an SVG file) as chartRef when it is
 // not ""; HTML is one self-contained page with its own chart inline (a bar
 // per step up to its median, each run a dot). JSON is the
-// loopresult.Result as it is.
-func Loop(w io.Writer, r *loopresult.Result, format, chartRef string) error {
+// tune.Result as it is.
+func Loop(w io.Writer, r *tune.Result, format, chartRef string) error {
 	if err := CheckFormat(format, LoopFormats...); err != nil {
 		return err
 	}
 	if r == nil {
-		r = &loopresult.Result{}
+		r = &tune.Result{}
 	}
 	switch format {
 	case JSON:
@@ -60,7 +62,7 @@ func Loop(w io.Writer, r *loopresult.Result, format, chartRef string) error {
 
 // LoopChart draws the transitions of the loop's recorded runs as SVG
 // (TransitionsChart); nil when no run was recorded.
-func LoopChart(r *loopresult.Result) ([]byte, error) {
+func LoopChart(r *tune.Result) ([]byte, error) {
 	if r == nil || len(r.Runs) == 0 {
 		return nil, nil
 	}
@@ -73,7 +75,7 @@ func LoopChart(r *loopresult.Result) ([]byte, error) {
 
 // loopAfterBaseline are the steps after the baseline (none when the loop
 // failed before measuring it).
-func loopAfterBaseline(r *loopresult.Result) []loopresult.Step {
+func loopAfterBaseline(r *tune.Result) []tune.StepResult {
 	if len(r.Steps) == 0 {
 		return nil
 	}
@@ -81,35 +83,74 @@ func loopAfterBaseline(r *loopresult.Result) []loopresult.Step {
 }
 
 // loopStack says what was measured, in one line.
-func loopStack(r *loopresult.Result) string {
+func loopStack(r *tune.Result) string {
 	s := r.Stack
 	q := ""
 	if s.Quick {
 		q = ", quick"
 	}
-	if s.Description != "" {
-		return fmt.Sprintf("%s, %s; runs of %s interleaved before/after each step (at most %d each), %d connections, %d cores",
-			s.Description, s.MariaDB, Duration(s.DurationS), s.Runs, s.Connections, s.Cores)
+	runs := fmt.Sprintf("%d to %d", s.MinRuns, s.Runs)
+	if s.MinRuns == s.Runs || s.MinRuns == 0 {
+		runs = strconv.Itoa(s.Runs)
 	}
-	return fmt.Sprintf("reference app at scale %d behind nginx, MariaDB %s, memcached; %d runs of %s per step, %d connections, %d cores%s",
-		s.Scale, s.MariaDB, s.Runs, Duration(s.DurationS), s.Connections, s.Cores, q)
+	what := s.Description
+	if what == "" {
+		what = fmt.Sprintf("reference app at scale %d behind nginx, memcached", s.Scale)
+	}
+	return fmt.Sprintf("%s, %s; runs of %s, the state before and after each step interleaved (%s runs each), %d connections, %d cores%s",
+		what, s.MariaDB, Duration(s.DurationS), runs, s.Connections, s.Cores, q)
+}
+
+// loopTitle is the report's title: the demo's, or tune's on a user's
+// stack.
+func loopTitle(r *tune.Result) string {
+	if r.Stack.Description != "" {
+		return "stacktune tune: score transitions"
+	}
+	return "stacktune demo: score transitions"
+}
+
+// loopChecks are the loop's statements beside its table: the noise
+// floor, and what the restart at the end found.
+func loopChecks(r *tune.Result) []string {
+	var out []string
+	if r.NoiseFloor != nil {
+		out = append(out, "Noise floor (the baseline against itself): "+r.NoiseFloor.Reason)
+	}
+	if rc := r.Restart; rc != nil {
+		restarted := "nothing restarted (no restart command known)"
+		if len(rc.Restarted) > 0 {
+			restarted = "restarted " + strings.Join(rc.Restarted, " and ")
+		}
+		held := "none"
+		if len(rc.Held) > 0 {
+			held = strings.Join(rc.Held, ", ")
+		}
+		out = append(out, fmt.Sprintf("Restart check: %s; one run cold scored %s, one warm %s (after reading %d indexes into the buffer pool); still in force: %s",
+			restarted, Score(rc.ColdScore), Score(rc.WarmScore), len(rc.Warmed), held))
+		labels := make([]string, 0, len(rc.Lost))
+		for label := range rc.Lost {
+			labels = append(labels, label)
+		}
+		sort.Strings(labels)
+		for _, label := range labels {
+			out = append(out, fmt.Sprintf("LOST after the restart: %s: %s", label, rc.Lost[label]))
+		}
+	}
+	return out
 }
 
 var loopHeader = []string{"#", "step", "scores", "median", "x baseline", "req/s", "p99 ms"}
 
 // loopRows are the table's cells, raw.
-func loopRows(r *loopresult.Result) [][]string {
+func loopRows(r *tune.Result) [][]string {
 	var rows [][]string
 	for i, s := range r.Steps {
 		if s.Skipped != "" {
 			rows = append(rows, []string{strconv.Itoa(i + 1), s.Label, "(not run: " + firstWords(s.Skipped) + ")", "-", "-", "-", "-"})
 			continue
 		}
-		sc := make([]string, len(s.Scores))
-		for j, v := range s.Scores {
-			sc[j] = Score(v)
-		}
-		scores := strings.Join(sc, " / ")
+		scores := scoreList(s.Scores)
 		if s.Failed > 0 {
 			scores += fmt.Sprintf(" (%d failed)", s.Failed)
 		}
@@ -130,7 +171,7 @@ func firstWords(s string) string {
 	return s
 }
 
-func loopText(w *bufio.Writer, r *loopresult.Result) {
+func loopText(w *bufio.Writer, r *tune.Result) {
 	fprintf(w, "Score transitions: %s\n\n", loopStack(r))
 	rows := loopRows(r)
 	for _, row := range rows {
@@ -163,6 +204,12 @@ func loopText(w *bufio.Writer, r *loopresult.Result) {
 	for _, row := range rows {
 		line(row)
 	}
+	if checks := loopChecks(r); len(checks) > 0 {
+		w.WriteString("\n")
+		for _, c := range checks {
+			fprintf(w, "%s\n", c)
+		}
+	}
 	for i, s := range loopAfterBaseline(r) {
 		fprintf(w, "\nStep %d: %s\n", i+2, s.Label)
 		if s.Skipped != "" {
@@ -173,6 +220,7 @@ func loopText(w *bufio.Writer, r *loopresult.Result) {
 		}
 		if d := decisionLine(s); d != "" {
 			fprintf(w, "  decision: %s\n", d)
+			fprintf(w, "  %s\n", runsLine(s))
 		}
 		for _, a := range s.Applied {
 			fprintf(w, "  changed  %s\n", a)
@@ -193,15 +241,37 @@ func loopText(w *bufio.Writer, r *loopresult.Result) {
 			fprintf(w, "  %s: %s\n           %s\n", f.ID, f.Title, f.Reason)
 		}
 	}
+	for _, label := range loopPlanLabels(r) {
+		fprintf(w, "\nPlan of step %s (dry run):\n", label)
+		_ = ApplyDryRun(w, r.Plans[label], Text)
+	}
+}
+
+// loopPlanLabels are the labels of a dry run's plans, in step order.
+func loopPlanLabels(r *tune.Result) []string {
+	var out []string
+	for _, s := range r.Steps {
+		if _, ok := r.Plans[s.Label]; ok {
+			out = append(out, s.Label)
+		}
+	}
+	return out
+}
+
+// loopPlanText is a dry run's plan of one step as text (cleaned).
+func loopPlanText(p *apply.Plan) string {
+	var b strings.Builder
+	_ = ApplyDryRun(&b, p, Text)
+	return b.String()
 }
 
 // loopMarkdownText is text for the Markdown report: escaped, then cleaned
 // (written as is after that).
 func loopMarkdownText(s string) string { return Clean(mdEscape(s)) }
 
-func loopMarkdown(w *bufio.Writer, r *loopresult.Result, chartRef string) {
+func loopMarkdown(w *bufio.Writer, r *tune.Result, chartRef string) {
 	md := loopMarkdownText
-	w.WriteString("# stacktune demo: score transitions\n\n")
+	w.WriteString("# " + loopTitle(r) + "\n\n")
 	w.WriteString(md(loopStack(r)) + "\n\n")
 	w.WriteString("| " + strings.Join(loopHeader, " | ") + " |\n|---|---|---|---:|---:|---:|---:|\n")
 	for _, row := range loopRows(r) {
@@ -213,12 +283,21 @@ func loopMarkdown(w *bufio.Writer, r *loopresult.Result, chartRef string) {
 	if chartRef != "" {
 		fmt.Fprintf(w, "\n![score transitions](%s)\n", chartRef)
 	}
+	for i, c := range loopChecks(r) {
+		if i == 0 {
+			w.WriteString("\n")
+		}
+		w.WriteString(md(c) + "\n\n")
+	}
 	writeLoopSteps(w, r, loopMarkdownMarkup)
 	if len(r.NotApplied) > 0 {
 		fmt.Fprintf(w, "\n## Not applied (%d)\n\n| finding | title | why |\n|---|---|---|\n", len(r.NotApplied))
 		for _, f := range r.NotApplied {
 			fmt.Fprintf(w, "| `%s` | %s | %s |\n", Clean(mdCode(f.ID)), md(f.Title), md(f.Reason))
 		}
+	}
+	for _, label := range loopPlanLabels(r) {
+		fmt.Fprintf(w, "\n## Plan of step %s (dry run)\n\n```\n%s```\n", md(label), strings.ReplaceAll(loopPlanText(r.Plans[label]), "```", "` ` `"))
 	}
 }
 
@@ -253,7 +332,7 @@ var loopMarkdownMarkup = loopMarkup{
 
 // writeLoopSteps writes every step after the baseline: why it did not run
 // or was rolled back, what changed, and its findings with their evidence.
-func writeLoopSteps(w *bufio.Writer, r *loopresult.Result, m loopMarkup) {
+func writeLoopSteps(w *bufio.Writer, r *tune.Result, m loopMarkup) {
 	for i, s := range loopAfterBaseline(r) {
 		fmt.Fprintf(w, m.step, i+2, m.esc(s.Label))
 		if s.Skipped != "" {
@@ -264,6 +343,7 @@ func writeLoopSteps(w *bufio.Writer, r *loopresult.Result, m loopMarkup) {
 		}
 		if d := decisionLine(s); d != "" {
 			fmt.Fprintf(w, m.para, m.esc("Decision: "+d))
+			fmt.Fprintf(w, m.para, m.esc(runsLine(s)))
 		}
 		if len(s.Applied) > 0 {
 			w.WriteString(m.listIn)
@@ -288,10 +368,24 @@ func writeLoopSteps(w *bufio.Writer, r *loopresult.Result, m loopMarkup) {
 	}
 }
 
+// runsLine lists a decided step's runs of both states.
+func runsLine(s tune.StepResult) string {
+	return fmt.Sprintf("Runs before the step: %s; with it: %s", scoreList(s.Before), scoreList(s.Scores))
+}
+
+// scoreList is scores joined with " / ".
+func scoreList(scores []float64) string {
+	sc := make([]string, len(scores))
+	for j, v := range scores {
+		sc[j] = Score(v)
+	}
+	return strings.Join(sc, " / ")
+}
+
 // decisionLine states a step's A/B decision: the verdict, the ratio of
 // medians with its interval, the second opinion and the runs ("" when
 // the step has none).
-func decisionLine(s loopresult.Step) string {
+func decisionLine(s tune.StepResult) string {
 	d := s.Decision
 	if d == nil {
 		return ""

@@ -1,4 +1,4 @@
-package tune
+package tune_test
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ import (
 	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/report"
+	"github.com/stacktune/stacktune/tune"
 )
 
 // bookshop runs testdata/bookshop, the second app (not the reference
@@ -170,7 +171,7 @@ func TestTuneBookshop(t *testing.T) {
 
 	var progress bytes.Buffer
 	var mu sync.Mutex
-	opt := Options{
+	opt := tune.Options{
 		Diagnose: diagnose.Options{
 			DSN: db.DSN("bookshop"),
 			Bench: benchrun.Options{Scenario: scen,
@@ -184,8 +185,10 @@ func TestTuneBookshop(t *testing.T) {
 		Services: apply.Services{DB: db.DB(), Schema: "bookshop", MySQLConf: filepath.Join(db.ConfDir(), "99-stacktune.cnf"),
 			MySQLCheck: db.CheckConfig, MySQLRestart: db.Restart, MySQLRestartHint: "restart the sandbox",
 			Nginx: true, NginxConf: n.ConfigPath(), NginxTest: n.Test, NginxReload: n.Reload},
-		StateDir: t.TempDir(),
-		AB:       abtest.Options{MinRuns: 4, MaxRuns: 4},
+		StateDir:       t.TempDir(),
+		AB:             abtest.Options{MinRuns: 4, MaxRuns: 4},
+		AppRestart:     app.restart,
+		AppRestartName: "restart the bookshop",
 		Progress: func(line string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -196,7 +199,7 @@ func TestTuneBookshop(t *testing.T) {
 	confBefore, _ := os.ReadFile(n.ConfigPath())
 	dry := opt
 	dry.DryRun = true
-	dres, err := Run(ctx, dry)
+	dres, err := tune.Run(ctx, dry)
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, progress.String())
 	}
@@ -205,11 +208,11 @@ func TestTuneBookshop(t *testing.T) {
 	}
 	var k int
 	_ = db.DB().QueryRow("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA='bookshop' AND TABLE_NAME='reviews' AND COLUMN_NAME='book_id'").Scan(&k)
-	if after, _ := os.ReadFile(n.ConfigPath()); k != 0 || !bytes.Equal(after, confBefore) || len(dres.Loop.Runs) != 0 {
-		t.Errorf("the dry run changed something: %d indexes on book_id, nginx.conf changed %v, %d runs", k, !bytes.Equal(after, confBefore), len(dres.Loop.Runs))
+	if after, _ := os.ReadFile(n.ConfigPath()); k != 0 || !bytes.Equal(after, confBefore) || len(dres.Runs) != 0 {
+		t.Errorf("the dry run changed something: %d indexes on book_id, nginx.conf changed %v, %d runs", k, !bytes.Equal(after, confBefore), len(dres.Runs))
 	}
 
-	res, err := Run(ctx, opt)
+	res, err := tune.Run(ctx, opt)
 	if testing.Verbose() || err != nil {
 		t.Logf("progress:\n%s", progress.String())
 	}
@@ -217,7 +220,7 @@ func TestTuneBookshop(t *testing.T) {
 		t.Fatal(err)
 	}
 	var text bytes.Buffer
-	if err := report.Loop(&text, &res.Loop, report.Text, ""); err != nil {
+	if err := report.Loop(&text, res, report.Text, ""); err != nil {
 		t.Fatal(err)
 	}
 	out := text.String()
@@ -228,15 +231,15 @@ func TestTuneBookshop(t *testing.T) {
 	}
 	// The proven index on reviews.book_id, applied and decided.
 	var ix *int
-	for i, s := range res.Loop.Steps {
+	for i, s := range res.Steps {
 		if s.Label == "indexes" {
 			ix = &i
 		}
 	}
 	if ix == nil {
-		t.Fatalf("no indexes step: %+v", res.Loop.Steps)
+		t.Fatalf("no indexes step: %+v", res.Steps)
 	}
-	s := res.Loop.Steps[*ix]
+	s := res.Steps[*ix]
 	if s.Decision == nil || s.Decision.CILow <= 0 || s.Decision.CIHigh < s.Decision.CILow || len(s.Scores) < 4 || len(s.Before) < 4 {
 		t.Errorf("indexes step without a decision and its interval: %+v", s)
 	}
@@ -252,13 +255,13 @@ func TestTuneBookshop(t *testing.T) {
 	}
 	// The N+1, with its endpoint, left to the application's developers.
 	found := false
-	for _, f := range res.Loop.NotApplied {
+	for _, f := range res.NotApplied {
 		if f.ID == "n-plus-one" && strings.Contains(f.Title, "/authors/") {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("the N+1 of /authors/{id} is not named with its endpoint: %+v", res.Loop.NotApplied)
+		t.Errorf("the N+1 of /authors/{id} is not named with its endpoint: %+v", res.NotApplied)
 	}
 	if res.Second == nil {
 		t.Error("no second diagnosis")

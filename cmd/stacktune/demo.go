@@ -29,25 +29,34 @@ func newDemoCmd() *cobra.Command {
 		Long: `demo starts a throwaway reference stack (MariaDB with the distribution's
 defaults, memcached, a deliberately naive ISUCON5-like web app, nginx in front of
 it as a reverse proxy, all over TCP; nothing already running is touched), loads
-its data, and runs the loop:
+its data, and runs stacktune tune on it, with the reference app's own steps:
 
-  baseline       --runs bench runs of the app's scenario (content-checked)
-  diagnosis      one more run with the slow log at long_query_time=0 while
-                 MySQL, Linux, nginx and memcached are collected; the audit
-                 and index advice (proven on a copy) of that run
+  baseline       the app's scenario (content-checked) against itself, A against A:
+                 the noise floor a step's effect must clear
+  diagnosis      one run with the slow log at long_query_time=0 while MySQL,
+                 Linux, nginx and memcached are collected; the audit and index
+                 advice (proven on a copy) of that run
   my.cnf         the audit's server settings, as a conf.d drop-in
   unix sockets   app to MySQL and memcached, nginx to app
   nginx          the audit's nginx directives, each in its context
   indexes        the indexes proven on the copy
   cache          the cache client's fix (multi-get, set on a miss, TTL)
+  N+1 queries    the app's fix for the N+1 pattern the diagnosis found
+  2nd audit      the tuned stack diagnosed again, the steps again for what is new
+  restart        the server and the app restarted, cold and warm runs, every
+                 kept value checked in force
 
 Each step is applied with stacktune apply's transaction (backup, validation,
 atomic write, reload or restart, read-back, rollback on failure) and measured
-with --runs runs, all recorded in the history under the step's label. It prints
-the score transition table and the findings behind each step, and writes a
-report file (--report, Markdown or HTML with the chart). Host-wide findings
-(sysctl, systemd) are listed, never applied: the demo does not change this
-machine's settings. --quick is a shortened loop (5 s runs) for a first look.
+interleaved with the state before it (A B B A ...) until a stated test decides
+(the bootstrap interval of the ratio of medians and Mann-Whitney agree at 95%,
+from --min-runs to --max-runs runs each): worse is rolled back, better or within
+noise is kept. Every run is recorded in the history. It prints the score
+transition table with each step's interval and the findings behind it, and
+writes a report file (--report, Markdown or HTML with the chart). Host-wide
+findings (sysctl, systemd) are listed, never applied: the demo does not change
+this machine's settings. --quick is a shortened loop (4 s runs, 4 runs per state)
+for a first look.
 
 "stacktune demo digest" is the slow-log and performance_schema digest demo.`,
 		Args: cobra.NoArgs,
@@ -56,10 +65,11 @@ machine's settings. --quick is a shortened loop (5 s runs) for a first look.
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&o.loop.Quick, "quick", false, "shortened loop: 5 s runs, a shorter diagnosis (under three minutes)")
+	f.BoolVar(&o.loop.Quick, "quick", false, "shortened loop: 4 s runs, 4 runs per state, a shorter diagnosis")
 	f.IntVar(&o.loop.Scale, "scale", 1, "data scale of the reference app (1: 1000 users, 10k entries, 30k comments)")
-	f.IntVar(&o.loop.Runs, "runs", 3, "bench runs per step")
-	f.DurationVar(&o.loop.Duration, "duration", 0, "one bench run (default 30s, 5s with --quick)")
+	f.IntVar(&o.loop.MinRuns, "min-runs", 0, "runs per state before the first look of a step's test (default 4; at least 4: 3 against 3 can never prove a difference at 95%)")
+	f.IntVar(&o.loop.MaxRuns, "max-runs", 0, "the most runs per state while a step's test is undecided (default 8; 4 with --quick)")
+	f.DurationVar(&o.loop.Duration, "duration", 0, "one bench run (default 10s, 4s with --quick)")
 	f.IntVarP(&o.loop.Connections, "connections", "c", 8, "the bench's virtual users")
 	f.StringVar(&o.loop.Dir, "dir", "", "keep the servers' files, the applied files, the apply journal and the history here (default: a temporary directory, removed)")
 	f.StringVar(&o.loop.HistoryPath, "history", "", "record the runs in this history database (default: inside --dir)")
@@ -74,8 +84,8 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 	if err := report.CheckFormat(o.format, report.Text, report.Markdown, report.JSON); err != nil {
 		return err
 	}
-	if o.loop.Runs > 20 {
-		return fmt.Errorf("--runs %d: at most 20", o.loop.Runs)
+	if o.loop.MaxRuns > 20 {
+		return fmt.Errorf("--max-runs %d: at most 20", o.loop.MaxRuns)
 	}
 	if o.loop.Duration > 10*time.Minute {
 		return fmt.Errorf("--duration %s: at most 10m", o.loop.Duration)

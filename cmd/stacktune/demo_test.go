@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,11 +13,13 @@ import (
 	"github.com/stacktune/stacktune/history"
 )
 
-// TestDemoLoop runs `stacktune demo` shortened (one 3 s run per step) on
-// the real reference stack and checks what the loop did, not how fast it
-// went: every step applied through a journaled transaction and read back,
-// the files on disk changed as the report says, the runs are in the
-// history under their labels, and the report file holds the table and the
+// TestDemoLoop runs `stacktune demo` shortened (1 s runs, one look at 4
+// runs per state) on the real reference stack and checks what the loop
+// did, not how fast it went: every step applied through a journaled
+// transaction, measured interleaved with the state before it and decided
+// with an interval, the files on disk as the decisions say, every run of
+// both states in the history under its label, the noise floor and the
+// restart check in the result, and the report file with the table and the
 // chart.
 func TestDemoLoop(t *testing.T) {
 	if testing.Short() {
@@ -25,7 +28,7 @@ func TestDemoLoop(t *testing.T) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "w")
 	reportPath := filepath.Join(dir, "report.html")
-	out, errOut, err := run(t, "", "demo", "--quick", "--runs", "1", "--duration", "3s", "--format", "json", "--dir", work, "--report", reportPath)
+	out, errOut, err := run(t, "", "demo", "--quick", "--min-runs", "4", "--max-runs", "4", "--duration", "1s", "--format", "json", "--dir", work, "--report", reportPath)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
@@ -33,9 +36,13 @@ func TestDemoLoop(t *testing.T) {
 		Steps []struct {
 			Label     string    `json:"label"`
 			Scores    []float64 `json:"scores"`
+			Before    []float64 `json:"before_scores"`
 			Median    float64   `json:"median"`
 			XBaseline float64   `json:"x_baseline"`
-			Findings  []struct {
+			Decision  *struct {
+				Verdict string `json:"verdict"`
+			} `json:"decision"`
+			Findings []struct {
 				ID     string `json:"id"`
 				Change string `json:"change"`
 			} `json:"findings"`
@@ -45,6 +52,14 @@ func TestDemoLoop(t *testing.T) {
 			RolledBack string   `json:"rolled_back"`
 		} `json:"steps"`
 		NotApplied []struct{ ID, Reason string } `json:"not_applied"`
+		NoiseFloor *struct {
+			Verdict string `json:"verdict"`
+		} `json:"noise_floor"`
+		Restart *struct {
+			Restarted []string          `json:"restarted"`
+			Held      []string          `json:"held"`
+			Lost      map[string]string `json:"lost"`
+		} `json:"restart_check"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -55,12 +70,15 @@ func TestDemoLoop(t *testing.T) {
 		if s.Skipped != "" && !strings.HasPrefix(s.Skipped, "nothing to apply") {
 			t.Errorf("step %s: %s", s.Label, s.Skipped)
 		}
-		if s.Skipped == "" && (len(s.Scores) != 1 || s.Median <= 0 || s.XBaseline <= 0) {
-			t.Errorf("step %s measured %v (median %v, x %v)", s.Label, s.Scores, s.Median, s.XBaseline)
+		if s.Skipped == "" && i > 0 && (len(s.Scores) != 4 || len(s.Before) != 4 || s.Decision == nil || s.XBaseline <= 0) {
+			t.Errorf("step %s measured %v against %v (decision %+v, x %v)", s.Label, s.Scores, s.Before, s.Decision, s.XBaseline)
 		}
 	}
-	if len(res.Steps) == 0 || res.Steps[0].Label != "baseline" || res.Steps[0].XBaseline != 1 {
+	if len(res.Steps) == 0 || res.Steps[0].Label != "baseline" || res.Steps[0].XBaseline != 1 || len(res.Steps[0].Scores) != 8 {
 		t.Fatalf("steps %+v", res.Steps)
+	}
+	if res.NoiseFloor == nil || res.NoiseFloor.Verdict == "" {
+		t.Errorf("no noise floor: %+v", res.NoiseFloor)
 	}
 	for _, want := range []string{"unix sockets", "nginx", "indexes", "cache", "N+1 queries"} {
 		i, ok := byLabel[want]
@@ -77,10 +95,10 @@ func TestDemoLoop(t *testing.T) {
 		t.Errorf("indexes applied %v", s.Applied)
 	}
 
-	// The files say what the report says: a step's change is on disk
-	// unless the loop rolled it back for making things slower.
-	// A step rolled back in the first round may be tried again after the
-	// second audit: what is on disk is the last application's outcome.
+	// The files say what the decisions say: a step's change is on disk
+	// unless the loop rolled it back for making things slower. A step
+	// rolled back in the first round may be tried again after the second
+	// audit: what is on disk is the last application's outcome.
 	kept := func(label string) bool {
 		for i := len(res.Steps) - 1; i >= 0; i-- {
 			s := res.Steps[i]
@@ -97,7 +115,6 @@ func TestDemoLoop(t *testing.T) {
 		text             []byte
 	}{
 		{"unix sockets", "app.json", `"listen": "unix:`, app},
-		{"unix sockets", "app.json", `@unix(`, app},
 		{"unix sockets", "nginx.conf", "server unix:", conf},
 		{"cache", "app.json", `"cache_batch": true`, app},
 		{"N+1 queries", "app.json", `"friend_set": true`, app},
@@ -108,26 +125,42 @@ func TestDemoLoop(t *testing.T) {
 			t.Errorf("step %q kept %v, but %s has %s: %v\n%s", c.step, kept(c.step), c.file, c.want, got, c.text)
 		}
 	}
+	// The journal: every transaction belongs to a step; the newest of
+	// each step is applied when the step was kept and rolled back when it
+	// was not (the older ones are the A/B test's switches).
 	txs, err := apply.History(filepath.Join(work, "apply"))
 	if err != nil || len(txs) == 0 {
 		t.Fatalf("apply journal: %v %v", txs, err)
 	}
-	for _, tx := range txs {
+	newest := map[string]bool{}
+	for _, tx := range txs { // newest first
 		i, ok := byLabel[tx.Label]
 		if !ok {
 			t.Errorf("transaction %s is labelled %q, no step's label", tx.ID, tx.Label)
 			continue
 		}
+		if tx.State != "applied" && tx.State != "rolled-back" {
+			t.Errorf("transaction %s (%s) is %s: %s", tx.ID, tx.Label, tx.State, tx.Error)
+		}
+		if newest[tx.Label] {
+			continue
+		}
+		newest[tx.Label] = true
 		want := "applied"
 		if res.Steps[i].RolledBack != "" {
 			want = "rolled-back"
 		}
 		if tx.State != want {
-			t.Errorf("transaction %s (%s) is %s, want %s: %s", tx.ID, tx.Label, tx.State, want, tx.Error)
+			t.Errorf("the last transaction of %s (%s) is %s, want %s", tx.Label, tx.ID, tx.State, want)
 		}
 	}
+	// The restart check restarted the server and the app and found every
+	// kept step in force.
+	if rc := res.Restart; rc == nil || len(rc.Lost) > 0 || !slices.Contains(rc.Restarted, "app") || len(rc.Held) == 0 {
+		t.Errorf("restart check: %+v", res.Restart)
+	}
 
-	// Every run is in the history under its step's label.
+	// Every run is in the history under its step's label, both states.
 	st, err := history.Open(filepath.Join(work, "history.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +175,8 @@ func TestDemoLoop(t *testing.T) {
 		labels[r.Label]++
 	}
 	for _, s := range res.Steps {
-		if s.Skipped == "" && labels[s.Label] != 1 {
-			t.Errorf("history has %d runs labelled %q", labels[s.Label], s.Label)
+		if s.Skipped == "" && (labels[s.Label] != len(s.Scores) || labels[s.Label+" (before)"] != len(s.Before)) {
+			t.Errorf("history has %d runs labelled %q and %d before it; the step has %d and %d", labels[s.Label], s.Label, labels[s.Label+" (before)"], len(s.Scores), len(s.Before))
 		}
 	}
 
@@ -151,7 +184,7 @@ func TestDemoLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"score transitions", "<svg", "<td>baseline</td>", "Not applied"} {
+	for _, want := range []string{"score transitions", "<svg", "<td>baseline</td>", "Not applied", "Noise floor", "Restart check", "Decision: "} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -165,7 +198,7 @@ func TestDemoFlags(t *testing.T) {
 	}{
 		{"report extension", ".md or .html", []string{"demo", "--report", "r.txt"}},
 		{"format", "csv", []string{"demo", "--format", "csv"}},
-		{"runs bound", "at most 20", []string{"demo", "--runs", "50"}},
+		{"runs bound", "at most 20", []string{"demo", "--max-runs", "50"}},
 		{"duration bound", "at most 10m", []string{"demo", "--duration", "1h"}},
 	}
 	for _, tc := range cases {

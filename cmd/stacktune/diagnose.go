@@ -31,6 +31,7 @@ type diagnoseOptions struct {
 	source     string
 	slowLog    string
 	appRestart string
+	appReload  string
 	accessLogs []string
 	db         string
 	classes    int
@@ -122,6 +123,7 @@ func (o *diagnoseOptions) flags(cmd *cobra.Command) {
 	f.StringVar(&o.source, "source", "slowlog", "where the queries come from: slowlog (the slow log at long_query_time=0 for the run) or pfs (performance_schema digests, when it is on; nothing is changed)")
 	f.StringVar(&o.slowLog, "slow-log", "", "the server's slow log as this host reads it (default: the server's slow_query_log_file)")
 	f.StringVar(&o.appRestart, "app-restart", "", "command run after the slow log is set and before the run, so the app opens new connections (e.g. 'systemctl restart app'); run without a shell")
+	f.StringVar(&o.appReload, "app-reload", "", "command that makes the app reopen its database connections without a full restart (e.g. 'systemctl reload app', a graceful reload); used instead of --app-restart for that; run without a shell")
 	f.StringArrayVar(&o.accessLogs, "access-log", nil, "access log to read for the run's window (repeatable; default: the access logs of --nginx-conf)")
 	f.StringVar(&o.db, "db", "", "default database for queries that name none (default: the DSN's)")
 	f.IntVar(&o.classes, "limit", diagnose.DefaultClasses, "query classes to keep, by total time")
@@ -195,11 +197,17 @@ func diagnoseOpts(cmd *cobra.Command, o diagnoseOptions, url string, stderr io.W
 		Database: o.db, Classes: o.classes, IndexClasses: o.indexLimit, RowLimit: o.rowLimit, ProofRuns: o.proofRuns, Audit: aopt,
 		Progress: func(line string) { fmt.Fprintln(stderr, "stacktune diagnose:", report.Clean(line)) },
 	}
-	if o.appRestart != "" {
-		if opt.AppRestart, err = diagnose.Command(o.appRestart); err != nil {
-			return opt, fmt.Errorf("--app-restart: %w", err)
+	// The app reconnects by its reload when it has one, else by its
+	// restart.
+	for _, c := range []struct{ flag, cmd string }{{"--app-reload", o.appReload}, {"--app-restart", o.appRestart}} {
+		if c.cmd == "" {
+			continue
 		}
-		opt.AppRestartName = o.appRestart
+		if opt.AppRestart, err = diagnose.Command(c.cmd); err != nil {
+			return opt, fmt.Errorf("%s: %w", c.flag, err)
+		}
+		opt.AppRestartName = c.cmd
+		break
 	}
 	return opt, nil
 }

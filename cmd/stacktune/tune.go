@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stacktune/stacktune/abtest"
 	"github.com/stacktune/stacktune/benchrun"
+	"github.com/stacktune/stacktune/diagnose"
 	"github.com/stacktune/stacktune/history"
 	"github.com/stacktune/stacktune/internal/atomicfile"
 	"github.com/stacktune/stacktune/report"
@@ -30,6 +32,8 @@ type tuneOptions struct {
 	history string
 	noHist  bool
 	dryRun  bool
+	warmUp  time.Duration
+	keep    string
 	format  string
 	report  string
 }
@@ -55,7 +59,16 @@ func newTuneCmd() *cobra.Command {
              Mann-Whitney must agree at 95% (more runs while undecided, from
              --min-runs to --max-runs each). Worse: rolled back. Better or within
              noise: kept, and said which;
-  again      a second diagnosis of the tuned stack.
+  again      a second diagnosis of the tuned stack, and the steps again for what
+             it finds new;
+  restart    the services the kept steps changed restarted (the server with
+             --mysql-restart, the app with --app-restart), one run cold and one
+             with the buffer pool warmed, and every kept value checked in force.
+
+After a step's switch restarts the server, its buffer pool is warmed (every index
+read once) before the next run; --warm-up adds an unrecorded run after every
+switch. The app reconnects after each diagnosis (its sessions keep the capture's
+slow-log settings) by --app-reload, or else --app-restart.
 
 What it cannot change itself (your application's code: N+1 queries with their
 endpoint, caches, connection pools; memcached and Redis settings) is listed with
@@ -79,6 +92,8 @@ Every run is recorded in the history. Your scenario's pre_run hook (POST
 	f.StringVar(&o.history, "history", "", "the run history (default $STACKTUNE_HISTORY or ~/.local/share/stacktune/history.db)")
 	f.BoolVar(&o.noHist, "no-history", false, "do not record the runs")
 	f.BoolVar(&o.dryRun, "dry-run", false, "diagnose and print each step's plan; change nothing")
+	f.DurationVar(&o.warmUp, "warm-up", 0, "an unrecorded run of this length after every switch between a step's states (0: none)")
+	f.StringVar(&o.keep, "keep", "", "keep each diagnosis (JSON, with its snapshot) and each step's change set (for stacktune apply) in this directory")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.LoopFormats, ", "))
 	f.StringVar(&o.report, "report", "", "also write the report to this file (.html, .md, .json or .txt)")
 	return cmd
@@ -135,36 +150,27 @@ func runTune(ctx context.Context, cmd *cobra.Command, o tuneOptions, stdout, std
 		}
 		defer hist.Close()
 	}
-	res, err := tune.Run(ctx, tune.Options{
+	topt := tune.Options{
 		Diagnose: dopt, Services: sv, HostWide: o.apply.hostWide, StateDir: state, History: hist,
-		AB: abtest.Options{MinRuns: o.minRuns, MaxRuns: o.maxRuns}, DryRun: o.dryRun,
+		AB: abtest.Options{MinRuns: o.minRuns, MaxRuns: o.maxRuns}, DryRun: o.dryRun, WarmUp: o.warmUp, KeepDir: o.keep,
 		Progress: func(line string) { fmt.Fprintln(stderr, "stacktune tune:", report.Clean(line)) },
-	})
+	}
+	if o.diag.appRestart != "" {
+		if topt.AppRestart, err = diagnose.Command(o.diag.appRestart); err != nil {
+			return fmt.Errorf("--app-restart: %w", err)
+		}
+		topt.AppRestartName = o.diag.appRestart
+	}
+	res, err := tune.Run(ctx, topt)
 	if res == nil {
 		return err
 	}
-	if werr := report.Loop(stdout, &res.Loop, o.format, ""); werr != nil && err == nil {
+	if werr := report.Loop(stdout, res, o.format, ""); werr != nil && err == nil {
 		err = werr
-	}
-	if res.NoiseFloor != nil && o.format == report.Text {
-		fmt.Fprintf(stdout, "\nNoise floor (the stack against itself): %s\n", report.Clean(res.NoiseFloor.Reason))
-	}
-	if rc := res.Restart; rc != nil && o.format == report.Text {
-		fmt.Fprintf(stdout, "Restart check: restarted %s; one run cold %s, warm %s (after reading %d indexes); still in force: %s\n",
-			strings.Join(rc.Restarted, ", "), report.Score(rc.ColdScore), report.Score(rc.WarmScore), len(rc.Warmed), strings.Join(rc.Held, ", "))
-		for label, why := range rc.Lost {
-			fmt.Fprintf(stdout, "  LOST after the restart: %s: %s\n", label, report.Clean(why))
-		}
-	}
-	for label, plan := range res.Plans {
-		fmt.Fprintf(stdout, "\nPlan of step %s (dry run):\n", label)
-		if perr := report.ApplyDryRun(stdout, plan, report.Text); perr != nil && err == nil {
-			err = perr
-		}
 	}
 	if o.report != "" {
 		var b bytes.Buffer
-		if werr := report.Loop(&b, &res.Loop, reportFormat, ""); werr != nil {
+		if werr := report.Loop(&b, res, reportFormat, ""); werr != nil {
 			return errors.Join(err, werr)
 		}
 		if werr := os.MkdirAll(filepath.Dir(o.report), 0o755); werr != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/internal/sandbox"
 	"github.com/stacktune/stacktune/internal/workload"
 	"github.com/stacktune/stacktune/pfs"
@@ -170,4 +171,14 @@ func DigestHTMLPage(res *DigestResult) *report.HTMLPage {
 		p.Sections = append(p.Sections, report.DigestHTMLPage(part.rep).Section(part.title, part.id))
 	}
 	return p
+}
+
+// digestSlowLog digests one slow log file (the demos' servers' own).
+func digestSlowLog(ctx context.Context, path string, ropt digest.ReportOptions) (*digest.Report, error) {
+	in, closer, err := input.Open(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	return digest.ReportOf(ctx, []input.Input{in}, []string{path}, digest.Options{}, ropt)
 }

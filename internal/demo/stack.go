@@ -161,7 +161,10 @@ func (s *stack) restartApp(ctx context.Context) error {
 	if strings.HasPrefix(cfg.Listen, "unix:") {
 		_ = os.Remove(strings.TrimPrefix(cfg.Listen, "unix:")) // a socket left by the previous process
 	}
-	app, err := refapp.Start(ctx, cfg)
+	// The app outlives the call: apply activates it on a context of its
+	// own that ends with the transaction (refapp.Start stops the app when
+	// its context ends); the stack's stop closes it.
+	app, err := refapp.Start(context.WithoutCancel(ctx), cfg)
 	if err != nil {
 		return err
 	}
@@ -174,7 +177,7 @@ func (s *stack) probeApp(ctx context.Context) error {
 	if s.app == nil {
 		return errors.New("the app is not running")
 	}
-	client := &http.Client{Timeout: probeTimeout}
+	client := freshClient(probeTimeout)
 	url := s.app.URL() + "/login"
 	if s.app.Network() == "unix" {
 		client.Transport = unixTransport(strings.TrimPrefix(s.appCfg.Listen, "unix:"))
@@ -185,10 +188,17 @@ func (s *stack) probeApp(ctx context.Context) error {
 
 // probeNginx asks nginx for the login page (through the app).
 func (s *stack) probeNginx(ctx context.Context) error {
-	return getOK(ctx, &http.Client{Timeout: probeTimeout}, s.nginx.URL()+"login", "nginx")
+	return getOK(ctx, freshClient(probeTimeout), s.nginx.URL()+"login", "nginx")
 }
 
 const probeTimeout = 10 * time.Second
+
+// freshClient opens a connection per request: a connection kept from
+// before an nginx reload may still reach an old worker, which proxies by
+// the old configuration.
+func freshClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+}
 
 // getOK GETs url and wants 200; errors name who (the app, nginx) and
 // the path.

@@ -20,11 +20,17 @@ import (
 // fix behind a setting, so the loop can apply and measure it the same way
 // as a server setting.
 
-// appTarget replaces the app's JSON config and restarts the app.
+// appTarget replaces the app's JSON config and restarts the app. It
+// wants only the settings it changes from the config the app ran with
+// when the step was planned, so a later step's change to another setting
+// does not read as this one lost.
 type appTarget struct {
-	s   *stack
-	cfg refapp.Config
+	s         *stack
+	cfg, base refapp.Config
 }
+
+// newAppTarget changes the running app's config to cfg.
+func newAppTarget(s *stack, cfg refapp.Config) *appTarget { return &appTarget{s: s, cfg: cfg, base: s.appCfg} }
 
 func appState(c refapp.Config) apply.State {
 	return apply.State{"listen": c.Listen, "dsn": c.DSN, "memcached": c.Memcached,
@@ -35,7 +41,15 @@ func (a *appTarget) Name() string { return "app" }
 func (a *appTarget) Files() []apply.File {
 	return []apply.File{{Path: a.s.appConfig, Data: a.cfg.JSON(), Perm: 0o600}}
 }
-func (a *appTarget) Wanted() apply.State { return appState(a.cfg) }
+func (a *appTarget) Wanted() apply.State {
+	want, base := appState(a.cfg), appState(a.base)
+	for k, v := range base {
+		if want[k] == v {
+			delete(want, k)
+		}
+	}
+	return want
+}
 func (a *appTarget) Snapshot(context.Context) (apply.State, error) {
 	return appState(a.s.appCfg), nil
 }
