@@ -22,8 +22,8 @@ import (
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
-	"github.com/stacktune/stacktune/tune"
 	"github.com/stacktune/stacktune/internal/golden"
+	"github.com/stacktune/stacktune/tune"
 )
 
 // unclean reads Clean's output back by its documented rule: \x and two hex

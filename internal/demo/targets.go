@@ -30,7 +30,9 @@ type appTarget struct {
 }
 
 // newAppTarget changes the running app's config to cfg.
-func newAppTarget(s *stack, cfg refapp.Config) *appTarget { return &appTarget{s: s, cfg: cfg, base: s.appCfg} }
+func newAppTarget(s *stack, cfg refapp.Config) *appTarget {
+	return &appTarget{s: s, cfg: cfg, base: s.appCfg}
+}
 
 func appState(c refapp.Config) apply.State {
 	return apply.State{"listen": c.Listen, "dsn": c.DSN, "memcached": c.Memcached,
