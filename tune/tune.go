@@ -69,6 +69,9 @@ type Options struct {
 	Label string
 	// Progress receives one line per event; nil for none.
 	Progress func(line string)
+
+	// diagnoseRun, for tests, replaces diagnose.Run.
+	diagnoseRun func(context.Context, diagnose.Options) (*diagnose.Result, error)
 }
 
 // The rounds of steps: the first on the stack as it was, the second on
@@ -91,31 +94,15 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.Steps == nil {
 		opt.Steps = DefaultSteps()
 	}
-	t := &tuner{opt: opt, figures: map[string]*figures{}}
-	// Count the server's restarts: a switch that restarted it is followed
-	// by a warm-up of its buffer pool.
-	if restart := opt.Services.MySQLRestart; restart != nil {
-		t.opt.Services.MySQLRestart = func(ctx context.Context) error {
-			t.restarts++
-			return restart(ctx)
-		}
-	}
-	res := &Result{Steps: []StepResult{}, NotApplied: []Finding{}, Stack: t.stack()}
-	t.res = res
+	t := newTuner(opt)
+	res := t.res
 	if opt.DryRun {
 		return res, t.dryRun(ctx)
 	}
-
-	t.say("baseline: measuring the stack as it is against itself (the noise floor)")
-	floor, err := abtest.NoiseFloor(ctx, t.afterSwitch, t.measure("baseline", "baseline"), opt.AB)
+	base, err := t.baseline(ctx, "baseline")
 	if err != nil {
-		return res, fmt.Errorf("baseline: %w", err)
+		return res, err
 	}
-	base := StepResult{Label: "baseline", Findings: []Finding{}, Scores: append(floor.Scores(abtest.A), floor.Scores(abtest.B)...), XBaseline: 1}
-	t.fill(&base)
-	res.NoiseFloor = &floor.Decision
-	res.Steps = append(res.Steps, base)
-	t.say("noise floor: %s", floor.Decision.Reason)
 	if base.Median <= 0 {
 		return res, fmt.Errorf("the baseline scored %v: the stack does not pass its own bench", base.Scores)
 	}
@@ -148,6 +135,46 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// NoiseFloor measures the stack as it is against itself (A against A,
+// each run as Run measures one, warm-up and history included) and
+// returns the result as the baseline of a Run: its Steps hold the one
+// step labelled label, NoiseFloor its decision. Nothing is changed.
+func NoiseFloor(ctx context.Context, opt Options, label string) (*Result, error) {
+	t := newTuner(opt)
+	_, err := t.baseline(ctx, label)
+	return t.res, err
+}
+
+func newTuner(opt Options) *tuner {
+	t := &tuner{opt: opt, figures: map[string]*figures{}}
+	// Count the server's restarts: a switch that restarted it is followed
+	// by a warm-up of its buffer pool.
+	if restart := opt.Services.MySQLRestart; restart != nil {
+		t.opt.Services.MySQLRestart = func(ctx context.Context) error {
+			t.restarts++
+			return restart(ctx)
+		}
+	}
+	t.res = &Result{Steps: []StepResult{}, NotApplied: []Finding{}, Stack: t.stack()}
+	return t
+}
+
+// baseline measures the stack against itself (the noise floor) and adds
+// it as the first step.
+func (t *tuner) baseline(ctx context.Context, label string) (*StepResult, error) {
+	t.say("%s: measuring the stack as it is against itself (the noise floor)", label)
+	floor, err := abtest.NoiseFloor(ctx, t.afterSwitch, t.measure(label, label), t.opt.AB)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
+	}
+	base := StepResult{Label: label, Findings: []Finding{}, Scores: append(floor.Scores(abtest.A), floor.Scores(abtest.B)...), XBaseline: 1}
+	t.fill(&base)
+	t.res.NoiseFloor = &floor.Decision
+	t.res.Steps = append(t.res.Steps, base)
+	t.say("noise floor: %s", floor.Decision.Reason)
+	return &t.res.Steps[len(t.res.Steps)-1], nil
 }
 
 // tuner is one Run.
@@ -223,7 +250,11 @@ func (t *tuner) diagnose(ctx context.Context, round int) (*diagnose.Result, erro
 	if t.opt.DiagnoseDuration > 0 {
 		dopt.Bench.Load.Duration = t.opt.DiagnoseDuration
 	}
-	d, err := diagnose.Run(ctx, dopt)
+	run := diagnose.Run
+	if t.opt.diagnoseRun != nil {
+		run = t.opt.diagnoseRun
+	}
+	d, err := run(ctx, dopt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -450,46 +481,89 @@ func (t *tuner) step(ctx context.Context, s Step, p *Pick, suffix string) (*Step
 	}
 	sr.ApplyID = ar.ID
 	sr.Applied = append(ar.Changed(), sr.Applied...)
+	sw := &switcher{t: t, targets: targets, opt: aopt, state: abtest.B}
+	// stop undoes the step after an error, and says so in its result.
+	stop := func(err error) (*StepResult, error) {
+		err = sw.undo(ctx, err)
+		if sw.state == abtest.A {
+			sr.RolledBack = "the loop stopped here and rolled the step back: " + err.Error()
+		}
+		return sr, err
+	}
 	if err := t.afterSwitch(ctx); err != nil {
-		return sr, fmt.Errorf("step %s: %w", label, err)
+		return stop(fmt.Errorf("step %s: %w", label, err))
 	}
 	ab := t.opt.AB
 	ab.Start = abtest.B
-	switchTo := func(to func(context.Context, []apply.Target, apply.Options) (*apply.Result, error)) func(context.Context) error {
-		return func(ctx context.Context) error {
-			if _, err := to(ctx, targets, aopt); err != nil {
-				return err
-			}
-			return t.afterSwitch(ctx)
-		}
-	}
-	r, err := abtest.Run(ctx, abtest.Experiment{ToA: switchTo(apply.Rollback), ToB: switchTo(apply.Run), Measure: t.measureHolding(label, targets)}, ab)
+	r, err := abtest.Run(ctx, abtest.Experiment{ToA: sw.to(abtest.A), ToB: sw.to(abtest.B), Measure: t.measureHolding(label, targets)}, ab)
 	if err != nil {
-		return sr, fmt.Errorf("step %s: %w", label, err)
+		return stop(fmt.Errorf("step %s: %w", label, err))
 	}
 	sr.Scores, sr.Before, sr.Decision = r.Scores(abtest.B), r.Scores(abtest.A), &r.Decision
 	t.fill(sr)
 	sr.XBaseline = sr.Median / t.res.Steps[0].Median
 	t.say("step %q: %s", label, r.Decision.Reason)
-	switch {
-	case r.Decision.Verdict == abtest.Worse:
+	want := abtest.B // kept: better, or within noise (sound advice is not undone on noise)
+	if r.Decision.Verdict == abtest.Worse {
 		sr.RolledBack = "slower: " + r.Decision.Reason
-		if r.State == abtest.B {
-			if err := switchTo(apply.Rollback)(ctx); err != nil {
-				return sr, fmt.Errorf("rolling back %s: %w", label, err)
-			}
-		}
-		return sr, nil
-	case r.State == abtest.A:
-		// Kept (better, or within noise: sound advice is not undone on
-		// noise), so the last switch is undone.
-		if err := switchTo(apply.Run)(ctx); err != nil {
-			return sr, fmt.Errorf("re-applying %s: %w", label, err)
+		want = abtest.A
+	}
+	if sw.state != want {
+		if err := sw.to(want)(ctx); err != nil {
+			return stop(fmt.Errorf("step %s: putting it in state %s after the test: %w", label, want, err))
 		}
 	}
-	t.kept = append(t.kept, keptStep{label, targets})
+	if want == abtest.B {
+		t.kept = append(t.kept, keptStep{label, targets})
+	}
 	return sr, nil
 }
+
+// switcher switches a step's targets between the state before the step
+// (A: apply's rollback of the step's transaction) and the step (B: a new
+// transaction), and knows which state they are in.
+type switcher struct {
+	t       *tuner
+	targets []apply.Target
+	opt     apply.Options
+	state   abtest.Arm
+}
+
+// to switches to arm: apply, then the warm-up after a switch.
+func (sw *switcher) to(arm abtest.Arm) func(context.Context) error {
+	return func(ctx context.Context) error {
+		do := apply.Run
+		if arm == abtest.A {
+			do = apply.Rollback
+		}
+		if _, err := do(ctx, sw.targets, sw.opt); err != nil {
+			return err // apply undid its own transaction, or says what it left
+		}
+		sw.state = arm
+		return sw.t.afterSwitch(ctx)
+	}
+}
+
+// undo puts an undecided step back to the state before it after err
+// (a failed run, a failed switch, an interrupt), on a context of its own
+// so that an interrupt does not stop it half-way: the loop leaves a
+// failed step as it found it.
+func (sw *switcher) undo(ctx context.Context, err error) error {
+	if sw.state == abtest.A {
+		return err
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	if _, rerr := apply.Rollback(uctx, sw.targets, sw.opt); rerr != nil {
+		return fmt.Errorf("%w; rolling the step back failed too: %w", err, rerr)
+	}
+	sw.state = abtest.A
+	sw.t.say("the undecided step was rolled back")
+	return fmt.Errorf("%w (tune then rolled the step back: it is not in force)", err)
+}
+
+// undoTimeout bounds the rollback of an undecided step after an error.
+const undoTimeout = 10 * time.Minute
 
 // dryRun diagnoses and plans every step without measuring or changing
 // anything (but the slow log the diagnosis captures with, put back).

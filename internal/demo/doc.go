@@ -12,35 +12,36 @@
 // over TCP with Debian 12's nginx.conf defaults. Data is generated at
 // LoopOptions.Scale.
 //
-// Every measurement is LoopOptions.Runs bench runs of refapp's scenario
-// (content-checked: a fix that breaks a page fails its run), each after
-// GET /initialize and InnoDB's purge of what it deleted, recorded in the
-// history under the step's label. The baseline is measured first; then
-// one diagnosis run, not scored, with the slow log at long_query_time=0
-// while collect takes a snapshot of MySQL, Linux, nginx and memcached;
-// the snapshot is audited (package advise) and indexes are proven for the
-// slow log's classes on a throwaway copy (package indexadv).
+// The loop is `stacktune tune` (package tune) on that stack: Loop starts
+// it (StartReference) and calls tune.Run with the stack's services (the
+// sandbox servers' own check, restart and reload), the reference app's
+// scenario with GET /initialize and InnoDB's purge of what it deleted
+// before every run, and the demo's steps (steps.go): tune's my.cnf, nginx
+// and indexes steps with the reference app's own between them, unix
+// sockets (memcached restarted on its socket, the app's DSN, memcached
+// address and listen socket, nginx's upstream), cache (the app's
+// cache_batch) and N+1 queries (the app's fixes in refapp.Fixes, matched
+// by the fingerprint of the statement each removes). The app's steps are
+// code changes a developer would make; the reference app has each behind a
+// setting, so tune applies them through apply (the app and memcached
+// targets of targets.go) and decides them with the same A/B test as a
+// server setting. No host-wide step: the demo never changes this
+// machine's settings.
 //
-// Each step (steps.go) takes its group of findings from the diagnosis and
-// turns them into apply targets: my.cnf (a conf.d drop-in; observability
-// findings are left out), unix sockets (memcached restarted on its
-// socket, the app's DSN, memcached address and listen socket, nginx's
-// upstream), nginx (the emitted snippet, each directive in its context),
-// indexes (the proven DDL) and cache (the app's cache_batch: the code
-// change, behind a setting of the reference app). The targets are applied
-// with apply.Run, so each step is backed up, validated, activated, read
-// back and rolled back on failure (a failed step is reported and the loop
-// goes on). Then the tuned stack is diagnosed again and the steps run
-// again for what it finds now ("(2nd audit)"; a change rolled back in the
-// first round is tried again, on the tuned stack). Findings no step takes are
-// listed with the reason (host-wide, information only, observability, a
-// code change the app has no switch for).
+// So the demo shows exactly what tune does on a user's stack: the noise
+// floor (the baseline against itself), the diagnosis, each step applied
+// and measured interleaved with the state before it until the test
+// decides, the second audit and its steps, the restart check with a cold
+// and a warm run, and what was not applied with why. LoopOptions.Quick
+// shortens it (QuickDuration runs, one look at QuickRuns runs per state).
+// LoopOptions.Dir keeps the servers' files, the apply journal, the
+// history, each diagnosis and each step's change set.
 //
-// Loop only produces data: its result (LoopResult, an alias of
-// loopresult.Result, with the recorded runs for the chart) is rendered by
+// Loop only produces data: its result (tune.Result) is rendered by
 // report.Loop as text, Markdown (linking the SVG of report.LoopChart),
-// HTML (a self-contained page with its own inline chart) or JSON ({"steps": [{"label", "scores", "median",
-// "x_baseline", "findings", ...}], "not_applied": [...]}).
+// HTML (a self-contained page with its own inline chart) or JSON.
+// Reference lets a benchmark (bench/noisebench) measure more on the same
+// stack.
 //
 // # The digest demo (DigestDemo, `stacktune demo digest`)
 //

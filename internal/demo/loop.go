@@ -66,6 +66,9 @@ type loop struct {
 	st       *stack
 	dir      string
 	scenario string
+	hist     *history.Store
+	histPath string
+	cleanup  []func()
 	say      func(string, ...any)
 }
 
@@ -73,7 +76,23 @@ type loop struct {
 // same loop, package tune) with the demo's own steps added: the noise
 // floor, the diagnosis, each step applied with apply and decided by an
 // interleaved A/B test, the second audit, the restart check.
-func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
+func Loop(ctx context.Context, opt LoopOptions) (*LoopResult, error) {
+	r, err := StartReference(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Tune(ctx)
+}
+
+// Reference is the reference stack started for a loop, and the loop's
+// options on it: what Loop runs, for a caller (a benchmark) that measures
+// more on the same stack.
+type Reference struct{ l *loop }
+
+// StartReference starts the reference stack in opt.Dir (or a temporary
+// directory) and opens the history. Close stops it.
+func StartReference(ctx context.Context, opt LoopOptions) (_ *Reference, err error) {
 	if opt.Scale <= 0 {
 		opt.Scale = 1
 	}
@@ -94,25 +113,31 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 			fmt.Fprintf(opt.Progress, "stacktune demo: "+format+"\n", a...)
 		}
 	}}
+	r := &Reference{l}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
 	l.dir = opt.Dir
 	if l.dir == "" {
 		// Short: unix socket paths live under it.
 		if l.dir, err = os.MkdirTemp("", "stdemo-"); err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(l.dir)
+		dir := l.dir
+		l.cleanup = append(l.cleanup, func() { os.RemoveAll(dir) })
 	} else if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, err
 	}
-	histPath := opt.HistoryPath
-	if histPath == "" {
-		histPath = filepath.Join(l.dir, "history.db")
+	l.histPath = opt.HistoryPath
+	if l.histPath == "" {
+		l.histPath = filepath.Join(l.dir, "history.db")
 	}
-	hist, err := history.Open(histPath)
-	if err != nil {
+	if l.hist, err = history.Open(l.histPath); err != nil {
 		return nil, err
 	}
-	defer hist.Close()
+	l.cleanup = append(l.cleanup, func() { l.hist.Close() })
 	l.scenario = filepath.Join(l.dir, "scenario.yaml")
 	if err := os.WriteFile(l.scenario, refapp.Scenario, 0o644); err != nil {
 		return nil, err
@@ -120,18 +145,35 @@ func Loop(ctx context.Context, opt LoopOptions) (res *LoopResult, err error) {
 	if l.st, err = startStack(ctx, l.dir, opt.Scale, l.say); err != nil {
 		return nil, err
 	}
-	defer l.st.stop()
+	l.cleanup = append(l.cleanup, l.st.stop)
+	return r, nil
+}
 
-	res, err = tune.Run(ctx, l.tuneOptions(hist))
+// Close stops the stack and removes its temporary directory.
+func (r *Reference) Close() {
+	for i := len(r.l.cleanup) - 1; i >= 0; i-- {
+		r.l.cleanup[i]()
+	}
+	r.l.cleanup = nil
+}
+
+// Tune runs the loop on the stack (tune.Run with TuneOptions).
+func (r *Reference) Tune(ctx context.Context) (*LoopResult, error) {
+	l := r.l
+	res, err := tune.Run(ctx, r.TuneOptions())
 	if res != nil {
 		res.Stack.Description = ""
-		res.Stack.Scale, res.Stack.Quick = opt.Scale, opt.Quick
-		if opt.Dir != "" || opt.HistoryPath != "" {
-			res.History = histPath
+		res.Stack.Scale, res.Stack.Quick = l.opt.Scale, l.opt.Quick
+		if l.opt.Dir != "" || l.opt.HistoryPath != "" {
+			res.History = l.histPath
 		}
 	}
 	return res, err
 }
+
+// TuneOptions are tune's options for the reference stack (see
+// tuneOptions).
+func (r *Reference) TuneOptions() tune.Options { return r.l.tuneOptions(r.l.hist) }
 
 // tuneOptions are tune's options for the reference stack: its servers
 // reached directly (apply.Services), the demo's steps, the bench of the
