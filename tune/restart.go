@@ -47,11 +47,30 @@ func (t *tuner) restartCheck(ctx context.Context) (*RestartCheck, error) {
 	if rc.WarmScore, err = t.measure("", "after restart, warm")(ctx, abtest.B); err != nil {
 		return rc, err
 	}
-	for _, k := range t.kept {
+	// Each setting is checked against the last kept step that set it: a
+	// later step (the second round's my.cnf) may have changed a value an
+	// earlier one set.
+	wanted := make([][]apply.State, len(t.kept))
+	seen := map[string]bool{}
+	for i := len(t.kept) - 1; i >= 0; i-- {
+		for _, tg := range t.kept[i].targets {
+			want := apply.State{}
+			for k, v := range tg.Wanted() {
+				if key := tg.Name() + "\x00" + k; !seen[key] {
+					seen[key] = true
+					want[k] = v
+				}
+			}
+			wanted[i] = append(wanted[i], want)
+		}
+	}
+	for i, k := range t.kept {
 		var lost []string
-		for _, tg := range k.targets {
-			if err := tg.Verify(ctx, tg.Wanted()); err != nil {
-				lost = append(lost, err.Error())
+		for j, tg := range k.targets {
+			if want := wanted[i][j]; len(want) > 0 {
+				if err := tg.Verify(ctx, want); err != nil {
+					lost = append(lost, err.Error())
+				}
 			}
 		}
 		if len(lost) > 0 {
