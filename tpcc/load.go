@@ -614,12 +614,19 @@ func (l *loader) orders(w int, g *gen) (int64, error) {
 	return o.rows + ol.rows + no.rows, nil
 }
 
-// unitNames lists the units of a scale (for tests and messages).
-func unitNames(warehouses int) []string {
-	var out []string
-	for _, u := range plan(warehouses) {
-		out = append(out, u.name)
+// Reload empties the TPC-C tables of db's current database and loads
+// them again with the scale, sizes and seed the load had: the same rows
+// as a fresh prepare. It is the reset between a search's trials for a
+// server whose data dir cannot be copied (slower: a whole load).
+func Reload(ctx context.Context, db *sql.DB, workers int) (*LoadResult, error) {
+	info, err := ReadInfo(ctx, db)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(out)
-	return out
+	for _, t := range append(slices.Clone(Tables), "tpcc_load") {
+		if _, err := db.ExecContext(ctx, "TRUNCATE TABLE "+t); err != nil {
+			return nil, fmt.Errorf("tpcc: emptying %s: %w", t, err)
+		}
+	}
+	return Load(ctx, db, LoadOptions{Warehouses: info.Warehouses, Sizes: info.Sizes, Seed: info.Seed, Workers: workers})
 }

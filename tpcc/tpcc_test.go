@@ -299,6 +299,21 @@ func TestLoadResumes(t *testing.T) {
 			t.Errorf("%s: a different load was accepted", name)
 		}
 	}
+	// Reload: the same rows again, after a run changed them.
+	if _, err := Run(context.Background(), db, RunOptions{Duration: time.Second, Connections: 2}); err != nil {
+		t.Fatal(err)
+	}
+	var paid, paidAfter int
+	db.QueryRow("SELECT COUNT(*) FROM customer WHERE c_payment_cnt <> 1").Scan(&paid)
+	if _, err := Reload(context.Background(), db, 2); err != nil {
+		t.Fatal(err)
+	}
+	db.QueryRow("SELECT COUNT(*) FROM customer WHERE c_payment_cnt <> 1").Scan(&paidAfter)
+	if paid == 0 || paidAfter != 0 {
+		t.Errorf("customers with payments: %d after the run, %d after the reload (want some, then none)", paid, paidAfter)
+	}
+	checkCounts(t, "after the reload", counts(t, db), W+1, TinySizes)
+	mustCheck(t, db, "after the reload")
 	// The same seed gives the same data.
 	var sum1 string
 	db.QueryRow("SELECT SUM(CRC32(CONCAT(s_i_id, s_dist_01, s_data))) FROM stock WHERE s_w_id = 2").Scan(&sum1)
