@@ -127,6 +127,14 @@ func (k *Knob) Describe() string {
 	return s
 }
 
+// BaseText is the running value, sizes in binary units.
+func (k *Knob) BaseText() string {
+	if n, ok := mysqlvar.ParseInt(k.Base); ok && k.Kind == Size {
+		return sizeText(n)
+	}
+	return k.Base
+}
+
 // sizeText is bytes in the largest binary unit that keeps them whole
 // enough: 134217728 → "128M".
 func sizeText(n int64) string {

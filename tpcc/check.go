@@ -25,6 +25,8 @@ func (c Condition) OK() bool { return c.Violations == 0 }
 type CheckResult struct {
 	Warehouses int         `json:"warehouses"`
 	Conditions []Condition `json:"conditions"`
+	// Holds is OK() when Check returned.
+	Holds bool `json:"ok"`
 }
 
 // OK reports whether every condition holds.
@@ -101,5 +103,6 @@ func Check(ctx context.Context, db *sql.DB) (*CheckResult, error) {
 		}
 		res.Conditions = append(res.Conditions, cond)
 	}
+	res.Holds = res.OK()
 	return res, nil
 }

@@ -17,7 +17,7 @@ func (r *Result) HistoryRun(label, target string) history.Run {
 	details, _ := json.Marshal(r) // plain data: cannot fail
 	h := history.Run{
 		Label: label, Started: r.Started, Target: target, Scenario: r.ScenarioName(),
-		Score: r.TpmC, Passed: r.Completed > 0 && r.ResponseTimesOK && r.MixOK,
+		Score: r.TpmC, Passed: r.Completed > 0 && r.ResponseTimesOK && r.MixOK && r.Failed == 0,
 		Requests: r.Completed, Errors: r.Failed, RPS: r.TpmTotal / 60, Details: details,
 	}
 	for _, t := range r.Transactions {

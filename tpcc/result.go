@@ -30,7 +30,8 @@ type Result struct {
 	Efficiency float64 `json:"efficiency_pct,omitempty"`
 
 	Transactions []TxStats `json:"transactions"`
-	// MixOK says every kind reached its minimum share (clause 5.2.3);
+	// MixOK says every kind reached its minimum share (clause 5.2.3),
+	// but for the terminals' last, partly dealt decks (TxStats.MixOK);
 	// ResponseTimesOK that every kind's 90th percentile is within its
 	// limit (clause 5.2.5.3).
 	MixOK           bool `json:"mix_ok"`
@@ -57,6 +58,9 @@ type TxStats struct {
 	Skipped    int64   `json:"skipped_districts,omitempty"`
 	Mix        float64 `json:"mix_pct"`
 	MinMix     float64 `json:"min_mix_pct"`
+	// MixOK: the share reached the minimum, but for what the terminals'
+	// last, partly dealt decks can leave short.
+	MixOK bool `json:"mix_ok"`
 	// Response times in seconds.
 	Avg   float64 `json:"rt_avg_s"`
 	P50   float64 `json:"rt_p50_s"`
@@ -105,7 +109,16 @@ func (r *runner) result(terminals int, end time.Time) *Result {
 		if !t.LimitOK {
 			res.ResponseTimesOK = false
 		}
-		if t.Mix < t.MinMix {
+		// Every full deck a terminal dealt holds the mix exactly; only
+		// its last deck, partly dealt when the run ends, can leave a kind
+		// short, by at most its cards in a deck. The check allows that
+		// and no more: a kind below it lost transactions (failures,
+		// retries given up).
+		if res.Completed > 0 {
+			slack := 100 * float64(deckCards[k]*terminals) / float64(res.Completed)
+			t.MixOK = t.Mix+slack >= t.MinMix
+		}
+		if !t.MixOK {
 			res.MixOK = false
 		}
 		res.Failed += s.failed

@@ -32,6 +32,7 @@ type tuneOptions struct {
 	dryRun  bool
 	format  string
 	report  string
+	search  searchOptions
 }
 
 func newTuneCmd() *cobra.Command {
@@ -81,10 +82,14 @@ Every run is recorded in the history. Your scenario's pre_run hook (POST
 	f.BoolVar(&o.dryRun, "dry-run", false, "diagnose and print each step's plan; change nothing")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.LoopFormats, ", "))
 	f.StringVar(&o.report, "report", "", "also write the report to this file (.html, .md, .json or .txt)")
+	addSearchFlags(f, &o.search)
 	return cmd
 }
 
 func runTune(ctx context.Context, cmd *cobra.Command, o tuneOptions, stdout, stderr io.Writer) error {
+	if o.search.workload != "" {
+		return runTuneSearch(ctx, o, stdout, stderr)
+	}
 	if err := report.CheckFormat(o.format, report.LoopFormats...); err != nil {
 		return err
 	}
