@@ -181,6 +181,9 @@ func Run(ctx context.Context, db *sql.DB, opt RunOptions) (*Result, error) {
 	if n < 1 || n > MaxConnections {
 		return nil, fmt.Errorf("tpcc: %d terminals: want 1 to %d", n, MaxConnections)
 	}
+	if limit := db.Stats().MaxOpenConnections; limit > 0 && limit < n {
+		return nil, fmt.Errorf("tpcc: %d terminals need as many connections, and the pool allows %d (SetMaxOpenConns)", n, limit)
+	}
 	db.SetMaxIdleConns(n + 2)
 
 	seedRand := rand.New(rand.NewPCG(opt.Seed, info.Seed))
