@@ -234,8 +234,8 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		CollectInterval: min(10*time.Second, (c.warmup+c.duration)*3/4),
 		Constraints:     knobsearch.Constraints{Fixed: contest, MemoryLimit: c.budgetBytes, CanRestart: true},
 		Screen:          c.screen, Trials: c.trials, Top: c.top, Repeats: c.repeats, Seed: c.seed,
-		Compare:         []knobsearch.Arm{{Name: "mysqltuner", Config: res.tuner.Config}},
-		Progress:        func(s string) { logf("%s", s) },
+		Compare:  []knobsearch.Arm{{Name: "mysqltuner", Config: res.tuner.Config}},
+		Progress: func(s string) { logf("%s", s) },
 	})
 	res.wall = time.Since(start)
 	res.search = sr
