@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -77,4 +78,26 @@ func TestParseTuner(t *testing.T) {
 	if len(a.Taken)+len(a.Left) != len(lines) {
 		t.Errorf("%d taken + %d left for %d lines", len(a.Taken), len(a.Left), len(lines))
 	}
+}
+
+// FuzzParseTuner: any line gives a setting or a reason, never a panic;
+// a value taken is a number or a word, one line.
+func FuzzParseTuner(f *testing.F) {
+	for _, s := range []string{"innodb_buffer_pool_size (>= 1.1G) if possible.", "join_buffer_size (> 256.0K, or always use indexes with JOINs)",
+		"table_definition_cache(400) > 523 or -1 (autosizing if supported)", "wait_timeout (< 28800)", "performance_schema=ON",
+		"x (>= 99999999999999999999999G)", "x (> 1e308M)", "(=)", ""} {
+		f.Add(s)
+	}
+	running := map[string]string{"x": "100", "innodb_buffer_pool_size": "134217728", "join_buffer_size": "262144", "wait_timeout": "28800", "table_definition_cache": "400", "performance_schema": "OFF"}
+	f.Fuzz(func(t *testing.T, line string) {
+		a := parseTuner([]string{line}, running, nil)
+		if len(a.Taken)+len(a.Left) != 1 {
+			t.Fatalf("%q: %d taken, %d left", line, len(a.Taken), len(a.Left))
+		}
+		for k, v := range a.Config {
+			if k == "" || v == "" || strings.ContainsAny(v, "\n\r\x00 ") {
+				t.Fatalf("%q gave %q = %q", line, k, v)
+			}
+		}
+	})
 }
