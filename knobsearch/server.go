@@ -27,6 +27,8 @@ type MySQL struct {
 	StateDir string
 	// Log receives apply's lines.
 	Log func(format string, args ...any)
+
+	applied string // the id of the transaction Undo rolls back
 }
 
 var _ Server = (*MySQL)(nil)
@@ -45,16 +47,27 @@ func (m *MySQL) Apply(ctx context.Context, c Config, label string) error {
 	if err != nil {
 		return err
 	}
-	_, err = apply.Run(ctx, targets, apply.Options{StateDir: m.StateDir, Label: "knob search: " + label, Log: m.Log})
+	res, err := apply.Run(ctx, targets, apply.Options{StateDir: m.StateDir, Label: "knob search: " + label, Log: m.Log})
 	var rb *apply.RollbackError
 	if errors.As(err, &rb) {
 		return fmt.Errorf("%w: %w", ErrServerState, err)
 	}
+	if err == nil {
+		m.applied = res.ID
+	}
 	return err
 }
 
-// Undo rolls the last Apply back.
+// Undo rolls the last Apply back: only that transaction, never one
+// someone else made in the same state directory meanwhile.
 func (m *MySQL) Undo(ctx context.Context) error {
+	last, err := apply.LastApplied(m.StateDir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrServerState, err)
+	}
+	if last == nil || last.ID != m.applied {
+		return fmt.Errorf("%w: the newest transaction in %s is not the search's own (%s): roll back by hand with stacktune rollback", ErrServerState, m.StateDir, m.applied)
+	}
 	targets, err := apply.RollbackTargets(m.StateDir, m.Services)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrServerState, err)
@@ -62,5 +75,6 @@ func (m *MySQL) Undo(ctx context.Context) error {
 	if _, err := apply.Rollback(ctx, targets, apply.Options{StateDir: m.StateDir, Label: "knob search: back to the server as found", Log: m.Log}); err != nil {
 		return fmt.Errorf("%w: %w", ErrServerState, err)
 	}
+	m.applied = ""
 	return nil
 }
