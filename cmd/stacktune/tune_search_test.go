@@ -48,8 +48,16 @@ func TestTuneSearchTPCC(t *testing.T) {
 			Error  string            `json:"error"`
 		} `json:"trials"`
 		Comparison struct {
+			Arms []struct {
+				Name   string    `json:"name"`
+				Scores []float64 `json:"scores"`
+			} `json:"arms"`
 			Decisions []struct{ A, B string } `json:"decisions"`
 		} `json:"comparison"`
+		ChangeSet struct {
+			Changes []struct{ Name string } `json:"changes"`
+		} `json:"change_set"`
+		Notes []string `json:"notes"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -67,8 +75,25 @@ func TestTuneSearchTPCC(t *testing.T) {
 			}
 		}
 	}
-	if len(res.Trials) < 6 || len(res.Comparison.Decisions) == 0 {
-		t.Errorf("%d trials, decisions %+v", len(res.Trials), res.Comparison.Decisions)
+	// On a noisy machine the server as found may measure best: then the
+	// comparison has that one arm, and nothing to change.
+	arms := res.Comparison.Arms
+	for _, a := range arms {
+		if len(a.Scores) != 4 {
+			t.Errorf("arm %s: %d runs, want 4", a.Name, len(a.Scores))
+		}
+	}
+	switch {
+	case len(arms) == 0:
+		t.Error("no comparison")
+	case len(arms) == 1:
+		if arms[0].Name != "default" || len(res.ChangeSet.Changes) != 0 || !strings.Contains(strings.Join(res.Notes, " "), "is the default configuration") {
+			t.Errorf("one arm %s, changes %v, notes %v", arms[0].Name, res.ChangeSet.Changes, res.Notes)
+		}
+	default:
+		if len(res.Comparison.Decisions) == 0 || len(res.ChangeSet.Changes) == 0 {
+			t.Errorf("arms %v, decisions %+v, changes %v", arms, res.Comparison.Decisions, res.ChangeSet.Changes)
+		}
 	}
 	if data, err := os.ReadFile(dropIn); err == nil && strings.Contains(string(data), "innodb") {
 		t.Errorf("the drop-in is left with:\n%s", data)
