@@ -122,6 +122,12 @@ type Options struct {
 	// top of the services measured on the host; 0 means
 	// max(1 GiB, 10% of RAM).
 	MemoryReserveBytes int64
+	// MemoryLimitBytes, when set, is the RAM the memory budget counts:
+	// the database host's when the snapshot could not see it (collected
+	// on another host), or less than the host has, to leave the rest
+	// alone (the knob search's --memory-budget). The smaller of it and
+	// the host's RAM is used.
+	MemoryLimitBytes int64
 	// DedicatedDB says the host runs the database alone (besides the
 	// services the snapshot saw), so the buffer pool may take most of
 	// the RAM left (MySQL's innodb_dedicated_server takes 75%).

@@ -454,8 +454,16 @@ func (c *Context) MemTotal() int64 { return c.RAM() }
 
 // MySQLRAM is the RAM of the MySQL server's host: the collected host's
 // when a MySQL server process runs on it, else 0 (the database was
-// audited over the network and its host's memory is unknown).
+// audited over the network and its host's memory is unknown); at most
+// Options.MemoryLimitBytes when that is set.
 func (c *Context) MySQLRAM() int64 {
+	if limit := c.Opt.MemoryLimitBytes; limit > 0 {
+		// The host's RAM only when the snapshot saw the server on it.
+		if ram := c.RAM(); ram > 0 && ram < limit && len(c.Processes(mysqlPatterns...)) > 0 {
+			return ram
+		}
+		return limit
+	}
 	if c.Linux == nil {
 		return 0
 	}

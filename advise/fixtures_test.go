@@ -180,6 +180,37 @@ func defaultValue(name, flavor string, v mysqlvar.Version) string {
 		return "OFF"
 	case "long_query_time":
 		return "10.000000"
+	// The knob search's rows.
+	case "innodb_max_dirty_pages_pct":
+		if maria || my80 {
+			return "90.000000"
+		}
+		return "75.000000"
+	case "innodb_max_dirty_pages_pct_lwm":
+		if my80 {
+			return "10.000000"
+		}
+		return "0.000000"
+	case "innodb_lru_scan_depth":
+		return pick("1024", "1536")
+	case "innodb_adaptive_flushing_lwm":
+		return "10.000000"
+	case "innodb_adaptive_hash_index":
+		if maria || my84 {
+			return "OFF"
+		}
+		return "ON"
+	case "innodb_change_buffering":
+		if maria || my84 {
+			return "none"
+		}
+		return "all"
+	case "innodb_thread_concurrency":
+		return "0"
+	case "innodb_purge_threads", "innodb_read_io_threads", "innodb_write_io_threads":
+		return "4"
+	case "innodb_spin_wait_delay":
+		return pick("6", "4")
 	}
 	panic("fixtures: no default for " + name)
 }
@@ -187,10 +218,9 @@ func defaultValue(name, flavor string, v mysqlvar.Version) string {
 // extraVariables exist on every version and are read by rules, but no
 // rule changes them, so versionTable does not list them.
 var extraVariables = map[string]string{
-	"innodb_max_dirty_pages_pct": "90",
-	"connect_timeout":            "10",
-	"slow_query_log_file":        "/var/lib/mysql/host-slow.log",
-	"innodb_page_size":           "16384",
+	"connect_timeout":     "10",
+	"slow_query_log_file": "/var/lib/mysql/host-slow.log",
+	"innodb_page_size":    "16384",
 }
 
 // Fixture figures.

@@ -2,8 +2,10 @@ package advise
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
+	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/mysqlvar"
 )
 
@@ -174,4 +176,23 @@ func (c *Context) otherServices() []Part {
 		out = append(out, Part{Name: name, Bytes: p.RSSBytes, Source: "/proc/PID/status VmRSS"})
 	}
 	return out
+}
+
+// BudgetWith is the memory budget of the snapshot's MySQL server as if it
+// ran with values over its own variables: the same terms and formula as
+// the audit's (Budget), for a candidate configuration that is not
+// running yet (the knob search tries none whose Total exceeds its RAM).
+// ok is false without the RAM or the MySQL variables.
+func BudgetWith(s *collect.Snapshot, opt Options, values map[string]string) (*Budget, bool) {
+	if s == nil || s.MySQL == nil {
+		return nil, false
+	}
+	snap := *s
+	my := *s.MySQL
+	my.Variables = maps.Clone(s.MySQL.Variables)
+	for k, v := range values {
+		my.Variables[k] = v
+	}
+	snap.MySQL = &my
+	return newContext(&snap, opt).Budget()
 }

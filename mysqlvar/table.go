@@ -151,6 +151,30 @@ var versionTable = []varFact{
 	{name: "performance_schema", mysql: always, mariadb: always, source: "MySQL manual (on by default); MariaDB KB (off by default); read-only"},
 	{name: "slow_query_log", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual; MariaDB KB"},
 	{name: "long_query_time", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual; MariaDB KB"},
+	// Knobs of the search (package knobsearch): seed 002's and the InnoDB
+	// manual's flushing and concurrency settings.
+	{name: "innodb_max_dirty_pages_pct", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
+		source: "MySQL manual (default 90 since 8.0.3, 75 before); MariaDB KB (default 90); seed 002 set 90; verified dynamic on 10.11.19"},
+	{name: "innodb_max_dirty_pages_pct_lwm", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
+		source: "MySQL manual (5.6.6); MariaDB KB; verified dynamic on 10.11.19"},
+	{name: "innodb_lru_scan_depth", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
+		source: "MySQL manual (5.6.3); MariaDB KB (default 1536 since 10.5.7); seed 002 set 2000; verified dynamic on 10.11.19"},
+	{name: "innodb_adaptive_flushing_lwm", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
+		source: "MySQL manual; MariaDB KB; verified dynamic on 10.11.19"},
+	{name: "innodb_adaptive_hash_index", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
+		source: "MySQL manual (OFF by default in 8.4); MariaDB KB (OFF by default since 10.5); verified dynamic on 10.11.19"},
+	{name: "innodb_change_buffering", mysql: always, mariadb: before(11, 0, 0), dynMySQL: always, dynMariaDB: before(11, 0, 0),
+		source: "MySQL manual (default none in 8.4); MariaDB KB (deprecated 10.9, removed 11.0; default none since 10.5.15); verified dynamic on 10.11.19"},
+	{name: "innodb_thread_concurrency", mysql: always, mariadb: before(10, 6, 0), dynMySQL: always, dynMariaDB: before(10, 6, 0),
+		source: "MySQL manual; MariaDB KB (deprecated 10.5.5, removed 10.6.0); seed 002 found it weak; verified absent on 10.11.19"},
+	{name: "innodb_purge_threads", mysql: always, mariadb: always, dynMariaDB: since(10, 5, 2),
+		source: "MySQL manual (read-only); MariaDB KB (dynamic since 10.5.2); verified dynamic on 10.11.19"},
+	{name: "innodb_read_io_threads", mysql: always, mariadb: always, dynMariaDB: since(10, 11, 0),
+		source: "MySQL manual (read-only); MariaDB KB (dynamic since 10.11, MDEV-11026); verified dynamic on 10.11.19"},
+	{name: "innodb_write_io_threads", mysql: always, mariadb: always, dynMariaDB: since(10, 11, 0),
+		source: "MySQL manual (read-only); MariaDB KB (dynamic since 10.11, MDEV-11026); verified dynamic on 10.11.19"},
+	{name: "innodb_spin_wait_delay", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
+		source: "MySQL manual; MariaDB KB (default 4 since 10.3.5); verified dynamic on 10.11.19"},
 }
 
 var versionIndex = func() map[string]*varFact {

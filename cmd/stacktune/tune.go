@@ -36,6 +36,7 @@ type tuneOptions struct {
 	keep    string
 	format  string
 	report  string
+	search  searchOptions
 }
 
 func newTuneCmd() *cobra.Command {
@@ -96,10 +97,14 @@ Every run is recorded in the history. Your scenario's pre_run hook (POST
 	f.StringVar(&o.keep, "keep", "", "keep each diagnosis (JSON, with its snapshot) and each step's change set (for stacktune apply) in this directory")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.LoopFormats, ", "))
 	f.StringVar(&o.report, "report", "", "also write the report to this file (.html, .md, .json or .txt)")
+	addSearchFlags(f, &o.search)
 	return cmd
 }
 
 func runTune(ctx context.Context, cmd *cobra.Command, o tuneOptions, stdout, stderr io.Writer) error {
+	if o.search.workload != "" {
+		return runTuneSearch(ctx, o, stdout, stderr)
+	}
 	if err := report.CheckFormat(o.format, report.LoopFormats...); err != nil {
 		return err
 	}

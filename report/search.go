@@ -1,0 +1,178 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/stacktune/stacktune/knobsearch"
+)
+
+// SearchFormats are the formats Search renders.
+var SearchFormats = []string{Text, Markdown, JSON}
+
+// Search renders a knob search: the rules it kept (fixed settings, the
+// memory budget, the knobs left out and why), every trial, the knobs by
+// influence, the best configuration, the final comparison with its
+// intervals, and the change set.
+func Search(w io.Writer, r *knobsearch.Result, format string) error {
+	if err := CheckFormat(format, SearchFormats...); err != nil {
+		return err
+	}
+	if format == JSON {
+		return WriteJSON(w, r)
+	}
+	md := format == Markdown
+	bw := bufio.NewWriter(w)
+	heading := func(s string) {
+		if md {
+			fprintf(bw, "\n### %s\n\n", mdEscape(s))
+		} else {
+			fprintf(bw, "\n%s\n", s)
+		}
+	}
+	line := func(s string) {
+		if md {
+			fprintf(bw, "- %s\n", mdEscape(s))
+		} else {
+			fprintf(bw, "  %s\n", s)
+		}
+	}
+	server := ""
+	if r.Space != nil {
+		server = " on " + r.Space.Server.String()
+	}
+	title := fmt.Sprintf("Knob search: %s%s, %d trials in %s (%s to the best, then the comparison)", r.Workload, server, len(r.Trials),
+		Duration(r.Elapsed.Seconds()), Duration(r.SearchTime.Seconds()))
+	if md {
+		fprintf(bw, "## %s\n", mdEscape(title))
+	} else {
+		fprintf(bw, "%s\n", title)
+	}
+	if s := r.Space; s != nil {
+		heading("Rules")
+		line("memory budget as found: " + s.Budget.Formula + fmt.Sprintf("; the buffer pool may grow to %s", Bytes(s.Budget.PoolRoom)))
+		for name, f := range s.Fixed {
+			state := "holds"
+			if !f.Holds {
+				state = "the server runs " + f.Running
+			}
+			line(fmt.Sprintf("fixed: %s = %s (%s): never touched", name, f.Want, state))
+		}
+		var in []string
+		for _, k := range s.Knobs {
+			restart := ""
+			if k.Restart {
+				restart = ", restart"
+			}
+			in = append(in, fmt.Sprintf("%s %s (now %s%s)", k.Name, k.Describe(), k.BaseText(), restart))
+		}
+		line(fmt.Sprintf("space: %d knobs: %s", len(s.Knobs), strings.Join(in, "; ")))
+		for _, l := range s.Left {
+			line("left out: " + l.Name + ": " + l.Why)
+		}
+		if len(r.Audit) > 0 {
+			line("the audit's configuration: " + r.Audit.String())
+		}
+		for _, n := range r.AuditNotes {
+			line("audit: " + n)
+		}
+	}
+	heading("Trials")
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	if md {
+		bw.WriteString("| # | trial | score | configuration (differences from the server as found) |\n|---:|---|---:|---|\n")
+	} else {
+		fprintf(tw, "#\ttrial\tscore\treset+apply\tconfiguration (differences from the server as found)\n")
+	}
+	for _, t := range r.Trials {
+		score := Count(int64(math.Round(t.Score)))
+		if !t.OK() {
+			score = "FAILED"
+		}
+		cfg := t.Config.String()
+		if !t.OK() {
+			cfg += " — " + t.Error
+		}
+		if md {
+			fprintf(bw, "| %d | %s | %s | %s |\n", t.N, mdEscape(t.Label), score, mdEscape(cfg))
+		} else {
+			fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", t.N, t.Label, score, Duration((t.Reset + t.Apply).Seconds()), cfg)
+		}
+	}
+	tw.Flush()
+	if len(r.Importance) > 0 {
+		heading("Knobs by influence (Spearman's rho between the knob's value and the score)")
+		var parts []string
+		for _, x := range r.Importance {
+			parts = append(parts, fmt.Sprintf("%s %+.2f", x.Knob, x.Rho))
+		}
+		line(strings.Join(parts, ", ") + fmt.Sprintf(" (over %d trials)", r.Importance[0].Trials))
+		line("searched with TPE: " + strings.Join(r.Searched, ", "))
+	}
+	skipped := 0
+	for _, s := range r.Skipped {
+		if s.Config != nil {
+			skipped++
+		}
+	}
+	if len(r.Skipped) > 0 {
+		heading("Never tried")
+		line(fmt.Sprintf("%d candidate configurations over the memory budget (or breaking a rule between variables), and the model's rejected draws:", skipped))
+		for i, s := range r.Skipped {
+			if i == 8 {
+				line(fmt.Sprintf("... and %d more", len(r.Skipped)-8))
+				break
+			}
+			what := s.Why
+			if s.Config != nil {
+				what = s.Config.String() + ": " + s.Why
+			}
+			line(s.Phase + ": " + what)
+		}
+	}
+	best := r.BestTrial()
+	heading("Best")
+	line(fmt.Sprintf("trial %d (%s): %s", best.N, best.Label, best.Summary))
+	line("configuration: " + best.Config.String())
+	if c := r.Comparison; c != nil {
+		rounds := 0
+		if len(c.Arms) > 0 {
+			rounds = len(c.Arms[0].Scores)
+		}
+		heading(fmt.Sprintf("Comparison (%d rounds, the arms interleaved in mirror order)", rounds))
+		for _, a := range c.Arms {
+			var sc []string
+			for _, s := range a.Scores {
+				sc = append(sc, Count(int64(math.Round(s))))
+			}
+			line(fmt.Sprintf("%s: median %s (%s)", a.Name, Count(int64(math.Round(a.Median))), strings.Join(sc, " / ")))
+		}
+		for _, d := range c.Decisions {
+			line(fmt.Sprintf("%s vs %s: %s", d.B, d.A, d.Decision.Reason))
+		}
+	}
+	if r.ChangeSet != nil {
+		heading("Change set (stacktune apply takes it)")
+		if len(r.ChangeSet.Changes) == 0 {
+			line("nothing to change: the server as found is the best")
+		}
+		for _, c := range r.ChangeSet.Changes {
+			how := "SET GLOBAL"
+			if c.Risk != nil && c.Risk.Restart {
+				how = "restart"
+			}
+			line(fmt.Sprintf("%s: %s → %s (%s, %s)", c.Name, c.From, c.To, how, c.Finding))
+		}
+	}
+	if len(r.Notes) > 0 {
+		heading("Notes")
+		for _, n := range r.Notes {
+			line(n)
+		}
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,210 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/stacktune/stacktune/tpcc"
+)
+
+// TPCCFormats are the formats of the tpcc renderers.
+var TPCCFormats = []string{Text, Markdown, JSON}
+
+// TPCCLoad renders what tpcc.Load did.
+func TPCCLoad(w io.Writer, r *tpcc.LoadResult, format string) error {
+	if err := CheckFormat(format, TPCCFormats...); err != nil {
+		return err
+	}
+	if format == JSON {
+		return WriteJSON(w, r)
+	}
+	rate := 0.0
+	if s := r.Elapsed.Seconds(); s > 0 {
+		rate = float64(r.Rows) / s
+	}
+	_, err := fprintf(w, "loaded %d warehouses (%s items, %s customers per district%s): %d units, %d loaded, %d complete before, %d started before and loaded again; %s rows in %s with %d workers (%s rows/s)\n",
+		r.Warehouses, Count(int64(r.Sizes.Items)), Count(int64(r.Sizes.Customers)), sizesNote(r.Sizes),
+		r.Units, r.Loaded, r.Skipped, r.Resumed, Count(r.Rows), Duration(r.Elapsed.Seconds()), r.Workers, PerSecond(rate))
+	return err
+}
+
+func sizesNote(s tpcc.Sizes) string {
+	if s.Spec() {
+		return ""
+	}
+	return "; scaled down, not TPC-C"
+}
+
+// TPCCProgressLine is a run's live line for a terminal.
+func TPCCProgressLine(p tpcc.Progress) string {
+	phase := "measured"
+	if p.WarmUp {
+		phase = "warm-up"
+	}
+	return fmt.Sprintf("%s %s/%s  tpmC %s  tpmTotal %s  errors %s  retries %s", phase,
+		Duration(p.Elapsed.Seconds()), Duration(p.Phase.Seconds()), Count(int64(p.TpmC)), Count(int64(p.TpmTotal)), Count(p.Errors), Count(p.Retries))
+}
+
+// TPCCLoadProgressLine is a load's live line for a terminal.
+func TPCCLoadProgressLine(p tpcc.LoadProgress) string {
+	return fmt.Sprintf("loaded %d/%d units, %s rows, %s (%s)", p.UnitsDone, p.Units, Count(p.Rows), Duration(p.Elapsed.Seconds()), p.Unit)
+}
+
+// TPCCRun renders a run's result: tpmC and tpmTotal, then per
+// transaction the count, mix against its minimum, rollbacks, failures,
+// retries and deadlocks, and response times against the 90th-percentile
+// limit.
+func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
+	if err := CheckFormat(format, TPCCFormats...); err != nil {
+		return err
+	}
+	if format == JSON {
+		return WriteJSON(w, r)
+	}
+	bw := bufio.NewWriter(w)
+	md := format == Markdown
+	mode := fmt.Sprintf("%d connections, no keying or think times", r.Terminals)
+	if r.ThinkTimes {
+		mode = fmt.Sprintf("%d terminals with keying and think times", r.Terminals)
+	}
+	head := fmt.Sprintf("TPC-C run: %d warehouses%s, %s, %s warm-up, %s measured", r.Warehouses, sizesNote(r.Sizes), mode,
+		Duration(r.WarmUp.Seconds()), Duration(r.Duration.Seconds()))
+	if md {
+		fprintf(bw, "### %s\n\n", mdEscape(head))
+	} else {
+		fprintf(bw, "%s\n", head)
+	}
+	score := fmt.Sprintf("tpmC %s, tpmTotal %s", Count(int64(r.TpmC+0.5)), Count(int64(r.TpmTotal+0.5)))
+	if r.ThinkTimes {
+		score += fmt.Sprintf(", efficiency %.1f%% of %.2f tpmC per warehouse", r.Efficiency, tpcc.MaxTpmCPerWarehouse)
+	}
+	if md {
+		fprintf(bw, "**%s**; %s completed, %s failed, %s retries (%s deadlocks, %s lock wait timeouts)\n\n", score,
+			Count(r.Completed), Count(r.Failed), Count(r.Retries), Count(r.Deadlocks), Count(r.LockWaits))
+		bw.WriteString("| transaction | completed | mix | min | rolled back | failed | retries | deadlocks | avg | p50 | p90 | p99 | max | p90 limit |\n")
+		bw.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		for _, t := range r.Transactions {
+			fprintf(bw, "| %s | %s | %.1f%% | %.0f%% | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t.Name, Count(t.Completed), t.Mix, t.MinMix,
+				Count(t.RolledBack), Count(t.Failed), Count(t.Retries), Count(t.Deadlocks),
+				Duration(t.Avg), Duration(t.P50), Duration(t.P90), Duration(t.P99), Duration(t.Max), limitText(t))
+		}
+		bw.WriteString("\n")
+	} else {
+		fprintf(bw, "%s; %s completed, %s failed, %s retries (%s deadlocks, %s lock wait timeouts)\n\n", score,
+			Count(r.Completed), Count(r.Failed), Count(r.Retries), Count(r.Deadlocks), Count(r.LockWaits))
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fprintf(tw, "transaction\tcompleted\tmix\tmin\trolled back\tfailed\tretries\tdeadlocks\tavg\tp50\tp90\tp99\tmax\tp90 limit\t\n")
+		for _, t := range r.Transactions {
+			fprintf(tw, "%s\t%s\t%.1f%%\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Name, Count(t.Completed), t.Mix, t.MinMix,
+				Count(t.RolledBack), Count(t.Failed), Count(t.Retries), Count(t.Deadlocks),
+				Duration(t.Avg), Duration(t.P50), Duration(t.P90), Duration(t.P99), Duration(t.Max), limitText(t))
+		}
+		tw.Flush()
+		bw.WriteString("\n")
+	}
+	var low, short []string
+	for _, t := range r.Transactions {
+		switch {
+		case !t.MixOK:
+			low = append(low, fmt.Sprintf("%s %.1f%% < %.0f%%", t.Name, t.Mix, t.MinMix))
+		case t.Mix < t.MinMix:
+			short = append(short, fmt.Sprintf("%s %.1f%%", t.Name, t.Mix))
+		}
+	}
+	bullet := func(s string) {
+		if md {
+			fprintf(bw, "- %s\n", mdEscape(s))
+		} else {
+			fprintf(bw, "%s\n", s)
+		}
+	}
+	switch {
+	case len(low) > 0:
+		bullet("mix: below the minimum share by more than the terminals' last decks explain (transactions lost): " + strings.Join(low, ", "))
+	case len(short) > 0:
+		bullet("mix: " + strings.Join(short, ", ") + " under the minimum only by what the terminals' last, partly dealt decks hold (every full deck of 100 holds 45/43/4/4/4): a longer run reaches it")
+	default:
+		bullet("mix: every transaction at or above its minimum share")
+	}
+	if r.ResponseTimesOK {
+		bullet("response times: every 90th percentile within its limit")
+	} else {
+		var over []string
+		for _, t := range r.Transactions {
+			switch {
+			case t.Completed == 0:
+				over = append(over, t.Name+" none completed")
+			case !t.LimitOK:
+				over = append(over, fmt.Sprintf("%s p90 %s > %s", t.Name, Duration(t.P90), Duration(t.Limit)))
+			}
+		}
+		bullet("response times: over the limit: " + strings.Join(over, ", "))
+	}
+	for _, t := range r.Transactions {
+		if t.Skipped > 0 {
+			bullet(fmt.Sprintf("%s: %s districts had no order to deliver (skipped, clause 2.7.4.2)", t.Name, Count(t.Skipped)))
+		}
+		for _, e := range t.Errors {
+			bullet(fmt.Sprintf("%s error: %s", t.Name, e))
+		}
+	}
+	for _, n := range r.Notes {
+		bullet("note: " + n)
+	}
+	return bw.Flush()
+}
+
+func limitText(t tpcc.TxStats) string {
+	verdict := "ok"
+	switch {
+	case t.Completed == 0:
+		verdict = "-"
+	case !t.LimitOK:
+		verdict = "OVER"
+	}
+	return Duration(t.Limit) + " " + verdict
+}
+
+// TPCCCheck renders the consistency conditions.
+func TPCCCheck(w io.Writer, r *tpcc.CheckResult, format string) error {
+	if err := CheckFormat(format, TPCCFormats...); err != nil {
+		return err
+	}
+	if format == JSON {
+		return WriteJSON(w, r)
+	}
+	bw := bufio.NewWriter(w)
+	md := format == Markdown
+	verdict := "all hold"
+	if !r.OK() {
+		verdict = "BROKEN"
+	}
+	if md {
+		fprintf(bw, "### TPC-C consistency conditions 1-4 (%d warehouses): %s\n\n", r.Warehouses, verdict)
+	} else {
+		fprintf(bw, "TPC-C consistency conditions 1-4 (%d warehouses): %s\n", r.Warehouses, verdict)
+	}
+	for _, c := range r.Conditions {
+		state := "ok"
+		if !c.OK() {
+			state = "BROKEN"
+		}
+		line := fmt.Sprintf("%d %s: %s: %s checked, %s violations", c.Number, state, c.Rule, Count(c.Checked), Count(c.Violations))
+		if md {
+			fprintf(bw, "- %s\n", mdEscape(line))
+		} else {
+			fprintf(bw, "  %s\n", line)
+		}
+		for _, e := range c.Examples {
+			if md {
+				fprintf(bw, "  - %s\n", mdEscape(e))
+			} else {
+				fprintf(bw, "      %s\n", e)
+			}
+		}
+	}
+	return bw.Flush()
+}
