@@ -66,6 +66,11 @@ func newTuneCmd() *cobra.Command {
              --mysql-restart, the app with --app-restart), one run cold and one
              with the buffer pool warmed, and every kept value checked in force.
 
+--workload tpcc|http replaces the rule steps by a knob search on the server's
+settings (seed 002's contest): constraints from --fix, the memory budget and
+--allow-durability-loss, trials reset to the same data, the best proved against
+the default and the audit's configuration, the winner emitted as a change set.
+
 After a step's switch restarts the server, its buffer pool is warmed (every index
 read once) before the next run; --warm-up adds an unrecorded run after every
 switch. The app reconnects after each diagnosis (its sessions keep the capture's
