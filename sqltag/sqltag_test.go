@@ -92,7 +92,7 @@ func TestTraceID(t *testing.T) {
 		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01":       false,
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01":       false,
 		"00-4bf92f3577b34da6a3ce929d0e0e473-600f067aa0ba902b7-01":       false,
-		"":                                                               false,
+		"": false,
 	}
 	for in, want := range cases {
 		if _, ok := TraceID(in); ok != want {
