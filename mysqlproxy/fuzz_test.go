@@ -131,13 +131,13 @@ func TestSessionStatements(t *testing.T) {
 
 func TestSplitStatements(t *testing.T) {
 	cases := map[string][]string{
-		"SELECT 1; SELECT 2;":                  {"SELECT 1", "SELECT 2"},
-		"SELECT ';' ; SELECT \"a;b\"":          {"SELECT ';'", "SELECT \"a;b\""},
+		"SELECT 1; SELECT 2;":                   {"SELECT 1", "SELECT 2"},
+		"SELECT ';' ; SELECT \"a;b\"":           {"SELECT ';'", "SELECT \"a;b\""},
 		"SELECT `a;b` FROM t; -- x;y\nSELECT 3": {"SELECT `a;b` FROM t", "-- x;y\nSELECT 3"},
-		"SELECT 1 /* a; b */; # c;d\n":         {"SELECT 1 /* a; b */", "# c;d"},
-		"SELECT 'it\\'s;'; SELECT 2":           {"SELECT 'it\\'s;'", "SELECT 2"},
-		";;":                                   nil,
-		"SELECT /* unterminated; x":            {"SELECT /* unterminated; x"},
+		"SELECT 1 /* a; b */; # c;d\n":          {"SELECT 1 /* a; b */", "# c;d"},
+		"SELECT 'it\\'s;'; SELECT 2":            {"SELECT 'it\\'s;'", "SELECT 2"},
+		";;":                                    nil,
+		"SELECT /* unterminated; x":             {"SELECT /* unterminated; x"},
 	}
 	for in, want := range cases {
 		var got []string

@@ -76,18 +76,18 @@ const (
 type respState uint8
 
 const (
-	stStart       respState = iota // OK, ERR, LOCAL INFILE or a column count
-	stColumns                      // column definitions
-	stColEOF                       // the EOF after them
-	stRows                         // rows up to the terminator
-	stPrepareOK                    // the COM_STMT_PREPARE OK
-	stParams                       // its parameter definitions
-	stParamsEOF                    // and their EOF
-	stPCols                        // its column definitions
-	stPColsEOF                     // and their EOF
-	stFieldList                    // COM_FIELD_LIST: definitions up to EOF
-	stSingle                       // one packet
-	stChangeUser                   // COM_CHANGE_USER: OK, ERR or an auth exchange
+	stStart      respState = iota // OK, ERR, LOCAL INFILE or a column count
+	stColumns                     // column definitions
+	stColEOF                      // the EOF after them
+	stRows                        // rows up to the terminator
+	stPrepareOK                   // the COM_STMT_PREPARE OK
+	stParams                      // its parameter definitions
+	stParamsEOF                   // and their EOF
+	stPCols                       // its column definitions
+	stPColsEOF                    // and their EOF
+	stFieldList                   // COM_FIELD_LIST: definitions up to EOF
+	stSingle                      // one packet
+	stChangeUser                  // COM_CHANGE_USER: OK, ERR or an auth exchange
 )
 
 // result is one result of a command's response.
@@ -122,7 +122,7 @@ type session struct {
 	phase    phase
 	queue    []pending
 	state    respState
-	left     int  // definitions left in stColumns, stParams, stPCols
+	left     int // definitions left in stColumns, stParams, stPCols
 	rows     int64
 	infile   bool // the client is sending a LOCAL INFILE's data
 	cCont    bool // the next client packet continues a large payload
