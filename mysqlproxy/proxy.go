@@ -350,14 +350,15 @@ func (p *Proxy) serverToClient(s *session, r *bufio.Reader, w *bufio.Writer) {
 			return
 		}
 		sts = s.fromServer(n, buf[:k], time.Now(), sts[:0])
+		// The response goes to the app first, then to OnStatement.
+		if forward(w, r, n, seq, buf[:k]) != nil {
+			return
+		}
 		for i := range sts {
 			p.counts.statements.Add(1)
 			if p.opt.OnStatement != nil {
 				p.opt.OnStatement(&sts[i])
 			}
-		}
-		if forward(w, r, n, seq, buf[:k]) != nil {
-			return
 		}
 	}
 }
