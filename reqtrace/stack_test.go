@@ -329,4 +329,6 @@ func fileSize(path string) (int64, error) {
 
 func openFile(path string) (*os.File, error) { return os.Open(path) }
 
-func ioSection(f *os.File, start, end int64) io.Reader { return io.NewSectionReader(f, start, end-start) }
+func ioSection(f *os.File, start, end int64) io.Reader {
+	return io.NewSectionReader(f, start, end-start)
+}
