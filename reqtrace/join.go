@@ -5,8 +5,12 @@ import (
 	"time"
 )
 
+// cutGrace is how long after a client cut a request its statements are
+// still its own.
+const cutGrace = time.Second
+
 // join ties a trace run's statements to its requests by time: a statement
-// that starts and ends within one request's time belongs to it. With more
+// that starts within one request's time belongs to it. With more
 // than one request in flight, a statement within several requests' times
 // goes to the request its connection's previous statement went to, if
 // that one is among them (an app that holds one connection per request,
@@ -26,6 +30,15 @@ func (b *builder) join(reqs []Request, sts []traceStmt, slack time.Duration) {
 		built[i] = b.newRequest(r.Endpoint, name, r.End.Sub(r.Start).Seconds())
 	}
 	sl := slack.Nanoseconds()
+	// end is the end of a request's time: a request the client cut keeps
+	// the statements the app still starts before it notices (for
+	// cutGrace), unless another request holds them.
+	end := func(i int) int64 {
+		if reqs[i].Cut {
+			return reqs[i].End.UnixNano() + sl + cutGrace.Nanoseconds()
+		}
+		return reqs[i].End.UnixNano() + sl
+	}
 	owner := map[uint64]int{}
 	var active []int
 	next := 0
@@ -38,15 +51,29 @@ func (b *builder) join(reqs []Request, sts []traceStmt, slack time.Duration) {
 		// later statement either.
 		keep := active[:0]
 		for _, i := range active {
-			if reqs[i].End.UnixNano()+sl >= s.start {
+			if end(i) >= s.start {
 				keep = append(keep, i)
 			}
 		}
 		active = keep
+		// The requests whose time holds the statement's start. (Its
+		// end can be a little later than the request's: a server's timer
+		// counts the statement's cleanup after its result went out.)
 		var cands []int
 		for _, i := range active {
-			if s.end <= reqs[i].End.UnixNano()+sl {
+			if s.start <= end(i) {
 				cands = append(cands, i)
+			}
+		}
+		if len(cands) > 1 {
+			var whole []int
+			for _, i := range cands {
+				if !reqs[i].Cut || s.start <= reqs[i].End.UnixNano()+sl {
+					whole = append(whole, i)
+				}
+			}
+			if len(whole) > 0 {
+				cands = whole
 			}
 		}
 		if len(cands) > 1 && sl > 0 {
@@ -54,7 +81,7 @@ func (b *builder) join(reqs []Request, sts []traceStmt, slack time.Duration) {
 			// the slack, when that tells.
 			var exact []int
 			for _, i := range cands {
-				if reqs[i].Start.UnixNano() <= s.start && s.end <= reqs[i].End.UnixNano() {
+				if reqs[i].Start.UnixNano() <= s.start && s.start <= reqs[i].End.UnixNano() {
 					exact = append(exact, i)
 				}
 			}

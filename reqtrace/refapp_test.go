@@ -110,7 +110,7 @@ func TestTagsRefappSlowLog(t *testing.T) {
 		}
 		defer f.Close()
 		return FromSlowLog(context.Background(), []input.Input{{Name: "slow.log", R: ioSection(f, start, end)}}, opt)
-	})
+	}, nil)
 }
 
 // concurrentHomes loads each user's home page rounds times, the users at
@@ -138,8 +138,9 @@ func concurrentHomes(t *testing.T, base string, users []int, rounds int) map[str
 }
 
 // checkTags reads a tag report and checks every home page request of
-// traces against its user's friend checks.
-func checkTags(t *testing.T, s *refStack, traces map[string]int, want map[int]int, read func(Options) (*Report, error)) {
+// traces (or, when late is given, of what it returns after the read)
+// against its user's friend checks.
+func checkTags(t *testing.T, s *refStack, traces map[string]int, want map[int]int, read func(Options) (*Report, error), late func() map[string]int) {
 	t.Helper()
 	got := map[string]int64{}
 	var mu sync.Mutex
@@ -152,6 +153,9 @@ func checkTags(t *testing.T, s *refStack, traces map[string]int, want map[int]in
 	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if late != nil {
+		traces = late()
 	}
 	most, total := 0, 0
 	for trace, u := range traces {
