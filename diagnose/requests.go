@@ -121,6 +121,9 @@ func (r *run) requests(ctx context.Context) error {
 			return notHere(r.slow, err)
 		}
 		tagOpt := ropt
+		if b := r.res.Bench; b != nil {
+			tagOpt.DropLast = b.Connections // the run's end cuts the requests in flight
+		}
 		if o.Trace != "" {
 			tagOpt.OnRequest = nil // the trace run's requests are the ones given
 		}

@@ -41,6 +41,11 @@ type Options struct {
 	// stack's access log), so that a short trace run names endpoints as
 	// the access log does.
 	Collapse []string
+	// DropLast, for tags, leaves out the requests whose statements came
+	// last: the requests in flight when the run ended, which its end may
+	// have cut half-way (give the run's connections). A trace run knows
+	// which requests were cut and leaves them out by itself.
+	DropLast int
 	// OnRequest, when set, receives every request as it is finished, with
 	// its statements by class (for a caller that checks or keeps single
 	// requests; the report keeps only their aggregates).
@@ -432,7 +437,7 @@ func (b *builder) report(source, method string) *Report {
 func (b *builder) nPlusOne(e *epAcc, ep Endpoint, c *classInfo, ec *epClass) NPlusOne {
 	n := float64(e.requests)
 	np := NPlusOne{Endpoint: e.key, ID: c.mergedID, Fingerprint: c.display(), IDs: c.memberIDs(), Sample: c.sample, Requests: e.requests,
-		Flagged: ec.flagged, Mean: round(float64(ec.calls)/n, 2), Max: ec.max, TimePerRequestS: round(ec.time/n, 6), TimeS: round(ec.time, 6), Worst: ec.worst}
+		Flagged: ec.flagged, N: b.opt.NPlusOne, Mean: round(float64(ec.calls)/n, 2), Max: ec.max, TimePerRequestS: round(ec.time/n, 6), TimeS: round(ec.time, 6), Worst: ec.worst}
 	if ec.requests < 0 {
 		np.Flagged, np.Max = -1, -1
 	}

@@ -134,10 +134,13 @@ type NPlusOne struct {
 	IDs         []string `json:"ids"`
 	Sample      string   `json:"sample"`
 	// Requests are the endpoint's requests, Flagged those that ran the
-	// class at least Report.NPlusOneMin times.
+	// class at least N (Report.NPlusOneMin) times (-1: unknown, tags that
+	// name no request).
 	Requests int64 `json:"requests"`
 	Flagged  int64 `json:"flagged"`
-	// Mean and Max are its calls per request of the endpoint.
+	N        int   `json:"n"`
+	// Mean and Max are its calls per request of the endpoint (Max -1:
+	// unknown).
 	Mean float64 `json:"per_request_mean"`
 	Max  int64   `json:"per_request_max"`
 	// TimePerRequestS is the class's time per request of the endpoint,

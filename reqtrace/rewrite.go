@@ -74,11 +74,11 @@ func shape(fp string) string {
 // problemLine is NPlusOne.Problem.
 func problemLine(n NPlusOne) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s runs %s %.1f times per request on average", n.Endpoint, n.Fingerprint, n.Mean)
+	fmt.Fprintf(&b, "%s runs %s %.1f times per request on average", n.Endpoint, strings.TrimRight(n.Fingerprint, " "), n.Mean)
 	if n.Max >= 0 {
 		fmt.Fprintf(&b, " (up to %d in one request", n.Max)
 		if n.Flagged >= 0 {
-			fmt.Fprintf(&b, "; %d of %d requests at least N times", n.Flagged, n.Requests)
+			fmt.Fprintf(&b, "; %d of %d requests %d times or more", n.Flagged, n.Requests, n.N)
 		}
 		b.WriteString(")")
 	}

@@ -30,9 +30,10 @@ const tagMethod = "each statement's SQL comment tags (sqlcommenter, marginalia) 
 
 // openReq is a request being built from tags.
 type openReq struct {
-	r     *request
-	first int64 // order first seen
-	last  time.Time
+	r       *request
+	first   int64 // order first seen
+	lastSeq int64 // order of its last statement
+	last    time.Time
 }
 
 // tagSink groups statements by the request their tags name.
@@ -69,7 +70,7 @@ func (t *tagSink) statement(s rawStmt) {
 		if o.r.endpoint == "" && ep != "" {
 			o.r.endpoint = ep
 		}
-		o.last = s.end
+		o.last, o.lastSeq = s.end, t.n
 		t.b.add(o.r, st)
 	case ep != "":
 		t.b.untied(ep, st)
@@ -118,11 +119,29 @@ func (t *tagSink) sweep(half bool) {
 	}
 }
 
-// close finishes every open request, in the order they were first seen.
+// close finishes every open request, in the order they were first seen,
+// but the Options.DropLast whose statements came last: the requests in
+// flight when a run ended, which its end may have cut.
 func (t *tagSink) close() {
 	all := make([]*openReq, 0, len(t.open))
 	for _, o := range t.open {
 		all = append(all, o)
+	}
+	if d := t.b.opt.DropLast; d > 0 {
+		sort.Slice(all, func(i, j int) bool { return all[i].lastSeq < all[j].lastSeq })
+		if d > len(all) {
+			d = len(all)
+		}
+		for _, o := range all[len(all)-d:] {
+			t.b.skip("requests in flight at the end of the run (not counted: the end may have cut them)", 1)
+			t.b.skip("statements of requests in flight at the end of the run", o.r.stmts)
+			t.b.attributed -= o.r.stmts
+			t.b.unattributed += o.r.stmts
+			for cls, a := range o.r.calls {
+				t.b.unattrByCls[cls] += a.n
+			}
+		}
+		all = all[:len(all)-d]
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].first < all[j].first })
 	for _, o := range all {

@@ -43,7 +43,7 @@ type TraceOptions struct {
 
 // traceMethod says how a trace run ties statements to requests.
 const traceMethod = "a trace run: the scenario's requests sent %s through stacktune's HTTP front, which records each request's start and end, " +
-	"while %s records each statement with its connection and its start and end; a statement within exactly one request's time belongs to it%s"
+	"while %s records each statement with its connection and its start and end; a statement that starts within exactly one request's time belongs to it%s"
 
 // Trace runs a trace run and attributes its statements to its requests
 // (see the package documentation). The bench's summary comes back with
