@@ -226,9 +226,7 @@ func sameEndpoint(key, method, path string) bool {
 
 // measuredNPlusOne turns the per-request view's N+1 patterns into the
 // result's, with the digest's figures of the class where it has them.
-func measuredNPlusOne(rep *reqtrace.Report, d interface {
-	class(id string) (int64, float64, float64, bool)
-}) []NPlusOne {
+func measuredNPlusOne(rep *reqtrace.Report, d digestIndex) []NPlusOne {
 	out := []NPlusOne{}
 	for _, np := range rep.NPlusOne {
 		n := NPlusOne{ID: firstOr(np.IDs, np.ID), IDs: np.IDs, Fingerprint: np.Fingerprint, Sample: np.Sample, Endpoint: np.Endpoint,
