@@ -109,9 +109,7 @@ func (r *run) requests(ctx context.Context) error {
 	}
 	if h := r.res.HTTP; h != nil {
 		ropt.Collapse = h.LearnedPatterns()
-		for _, e := range h.Endpoints {
-			ropt.RequestTimes = append(ropt.RequestTimes, reqtrace.RequestTime{Method: e.Method, Path: e.Path, Count: e.Count, TimeTotalS: e.TimeTotal})
-		}
+		ropt.RequestTimes = reqtrace.RequestTimesOf(h)
 	}
 	var tags *reqtrace.Report
 	if !o.NoTags && r.opt.Source == SourceSlowLog {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/stacktune/stacktune/httpprof"
 )
 
 // Defaults and bounds of the attribution.
@@ -74,6 +76,18 @@ type RequestTime struct {
 	Method, Path string
 	Count        int64
 	TimeTotalS   float64
+}
+
+// RequestTimesOf are an access-log profile's endpoints as RequestTimes.
+func RequestTimesOf(h *httpprof.Report) []RequestTime {
+	if h == nil {
+		return nil
+	}
+	out := make([]RequestTime, 0, len(h.Endpoints))
+	for _, e := range h.Endpoints {
+		out = append(out, RequestTime{Method: e.Method, Path: e.Path, Count: e.Count, TimeTotalS: e.TimeTotal})
+	}
+	return out
 }
 
 func (o *Options) defaults() {

@@ -13,6 +13,7 @@ import (
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/mysqlproxy"
 	"github.com/stacktune/stacktune/scenario"
 )
 
@@ -35,6 +36,14 @@ type TraceOptions struct {
 	// server must run with performance_schema=ON).
 	Tap *Tap
 	PFS *sql.DB
+	// ProxyListen, instead of Tap, has Trace start a proxy there for the
+	// time of the trace run, in front of the server DSN names (its
+	// network and address only: the app authenticates through it), and
+	// run AppRestart (when given) once it listens, so that the app
+	// connects through it.
+	ProxyListen string
+	DSN         string
+	AppRestart  func(ctx context.Context) error
 	// Options tune the attribution.
 	Options
 	// Progress receives one line per step; nil for none.
@@ -82,6 +91,27 @@ func Trace(ctx context.Context, opt TraceOptions) (*Report, *benchrun.Summary, e
 	var source, recorder string
 	var slack time.Duration
 	var pfsH *pfsHistory
+	if opt.ProxyListen != "" {
+		if opt.Tap != nil || opt.PFS != nil {
+			return nil, nil, errors.New("a trace run has one source of statements: a proxy to start, a proxy's tap or performance_schema")
+		}
+		network, addr, err := mysqlproxy.Upstream(opt.DSN)
+		if err != nil {
+			return nil, nil, err
+		}
+		opt.Tap = NewTap()
+		p, err := mysqlproxy.Start(ctx, mysqlproxy.Options{Listen: opt.ProxyListen, Network: network, Address: addr, OnStatement: opt.Tap.Statement})
+		if err != nil {
+			return nil, nil, err
+		}
+		defer p.Close()
+		say("MySQL proxy listening on %s, forwarding to %s: the app's DSN must point at it", p.Addr(), addr)
+		if opt.AppRestart != nil {
+			if err := opt.AppRestart(ctx); err != nil {
+				return nil, nil, fmt.Errorf("restarting the app: %w", err)
+			}
+		}
+	}
 	switch {
 	case opt.Tap != nil:
 		col, source, recorder = opt.Tap.start(), SourceProxy, "stacktune's MySQL proxy (the app's DSN points at it)"

@@ -22,6 +22,6 @@ Linux), finds where the time goes, and says what to change, with the evidence.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newDigestCmd(), newHTTPCmd(), newBenchCmd(), newHistoryCmd(), newCollectCmd(), newAuditCmd(), newDemoCmd(), newPlanCmd(), newIndexesCmd(), newApplyCmd(), newRollbackCmd(), newDiagnoseCmd(), newTuneCmd())
+	root.AddCommand(newDigestCmd(), newHTTPCmd(), newBenchCmd(), newHistoryCmd(), newCollectCmd(), newAuditCmd(), newDemoCmd(), newPlanCmd(), newIndexesCmd(), newApplyCmd(), newRollbackCmd(), newDiagnoseCmd(), newTuneCmd(), newEndpointsCmd())
 	return root
 }
