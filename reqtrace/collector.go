@@ -112,3 +112,11 @@ func (t *Tap) stop() {
 }
 
 const tapGrace = 50 * time.Millisecond
+
+// Record starts recording as a trace run does and returns the function
+// that ends it, what was recorded dropped: for a caller that measures
+// what recording costs (bench/tracebench).
+func (t *Tap) Record() (stop func()) {
+	t.start()
+	return t.stop
+}
