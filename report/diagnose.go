@@ -283,18 +283,7 @@ func diagnoseWrite(w io.Writer, r *diagnose.Result, md bool) error {
 	e := &errWriter{w: w}
 	sw := sectionWriter{e: e, md: md}
 	heading, list, table := sw.heading, sw.list, sw.table
-
-	if md {
-		e.printf("# %s\n\n", mdEscape(diagnoseTitle(r)))
-		for _, l := range diagnoseSummary(r) {
-			e.printf("- %s\n", mdEscape(l))
-		}
-	} else {
-		e.printf("# %s\n", diagnoseTitle(r))
-		for _, l := range diagnoseSummary(r) {
-			e.printf("# %s\n", l)
-		}
-	}
+	sw.title(diagnoseTitle(r), diagnoseSummary(r))
 
 	heading("Where the time goes")
 	if md {

@@ -35,19 +35,9 @@ func Requests(w io.Writer, r *reqtrace.Report, format string) error {
 		return WriteJSON(w, r)
 	case Text, "", Markdown:
 		e := &errWriter{w: w}
-		md := format == Markdown
-		if md {
-			e.printf("# %s\n\n", mdEscape(requestsTitle(r)))
-			for _, l := range requestsSummary(r) {
-				e.printf("- %s\n", mdEscape(l))
-			}
-		} else {
-			e.printf("# %s\n", requestsTitle(r))
-			for _, l := range requestsSummary(r) {
-				e.printf("# %s\n", l)
-			}
-		}
-		requestsSections(sectionWriter{e: e, md: md}, r)
+		sw := sectionWriter{e: e, md: format == Markdown}
+		sw.title(requestsTitle(r), requestsSummary(r))
+		requestsSections(sw, r)
 		return e.err
 	}
 	return CheckFormat(format, RequestsFormats...)

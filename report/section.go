@@ -11,6 +11,22 @@ type sectionWriter struct {
 	md bool
 }
 
+// title writes the report's title and its summary lines (text: "# "
+// lines; Markdown: a heading and a list).
+func (sw sectionWriter) title(title string, summary []string) {
+	if sw.md {
+		sw.e.printf("# %s\n\n", mdEscape(title))
+		for _, l := range summary {
+			sw.e.printf("- %s\n", mdEscape(l))
+		}
+		return
+	}
+	sw.e.printf("# %s\n", title)
+	for _, l := range summary {
+		sw.e.printf("# %s\n", l)
+	}
+}
+
 func (sw sectionWriter) heading(s string) {
 	if sw.md {
 		sw.e.printf("\n## %s\n\n", mdEscape(s))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stacktune/stacktune/accesslog"
 	"github.com/stacktune/stacktune/httpprof"
+	"github.com/stacktune/stacktune/sqltag"
 )
 
 // nameEndpoints sets each request's Endpoint from its method and path, as
@@ -58,10 +59,7 @@ func fill(rec *accesslog.Record, r *Request) {
 // route's parameter ({x}, :x, <x>, *) stands for any segment (and Go's
 // {$} for the empty last segment of "/").
 func MatchRoute(route, method, path string) bool {
-	rm, rp := "", route
-	if startsWithMethod(route) {
-		rm, rp, _ = strings.Cut(route, " ")
-	}
+	rm, rp := sqltag.SplitRoute(route)
 	if !strings.HasPrefix(rp, "/") || !strings.HasPrefix(path, "/") {
 		return false
 	}
@@ -102,19 +100,4 @@ func isParam(seg string) bool {
 		return true
 	}
 	return false
-}
-
-// startsWithMethod reports whether route starts with an HTTP method and a
-// space ("GET /items/{id}").
-func startsWithMethod(route string) bool {
-	m, _, ok := strings.Cut(route, " ")
-	if !ok || m == "" {
-		return false
-	}
-	for i := 0; i < len(m); i++ {
-		if m[i] < 'A' || m[i] > 'Z' {
-			return false
-		}
-	}
-	return true
 }

@@ -101,7 +101,7 @@ func (t Tags) Request() string {
 func (t Tags) Endpoint() string {
 	if r := t.first("route", "http.route"); r != "" {
 		m := strings.ToUpper(t.first("method", "http_method", "http.method", "http.request.method"))
-		if m != "" && !startsWithMethod(r) {
+		if rm, _ := SplitRoute(r); m != "" && rm == "" {
 			return m + " " + r
 		}
 		return r
@@ -116,19 +116,20 @@ func (t Tags) Endpoint() string {
 	return a
 }
 
-// startsWithMethod reports whether route starts with an HTTP method and a
-// space, as Go's ServeMux patterns do ("GET /items/{id}").
-func startsWithMethod(route string) bool {
-	m, _, ok := strings.Cut(route, " ")
+// SplitRoute splits a route that starts with an HTTP method and a space,
+// as Go's ServeMux patterns do ("GET /items/{id}"), into the two; a
+// route without one comes back whole with method "".
+func SplitRoute(route string) (method, path string) {
+	m, rest, ok := strings.Cut(route, " ")
 	if !ok || m == "" {
-		return false
+		return "", route
 	}
 	for i := 0; i < len(m); i++ {
 		if m[i] < 'A' || m[i] > 'Z' {
-			return false
+			return "", route
 		}
 	}
-	return true
+	return m, rest
 }
 
 // TraceID returns the trace ID of a W3C traceparent value
