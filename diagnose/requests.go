@@ -92,6 +92,7 @@ func (r *run) startProxy(ctx context.Context) error {
 		return err
 	}
 	r.say("MySQL proxy listening on %s for the app (its DSN must point there), forwarding to %s", r.proxy.Addr(), addr)
+	r.note("the MySQL proxy on %s ran for the diagnosis only: point the app's DSN back at the server (and restart it)", r.proxy.Addr())
 	return nil
 }
 

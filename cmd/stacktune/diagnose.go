@@ -112,7 +112,7 @@ not recorded in the history (the capture slows the server down).`,
 	f.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of standard output")
 	f.StringVar(&o.snapshot, "snapshot", "", "also save the snapshot taken during the run (JSON, for stacktune audit)")
 	f.StringVar(&o.requests.Trace, "trace", "", "after the run, a trace run to tie each statement to its request: proxy (stacktune's MySQL proxy on --trace-listen) or pfs (performance_schema's statement history)")
-	f.StringVar(&o.requests.ProxyListen, "trace-listen", "", "with --trace proxy: where the proxy listens for the whole diagnosis (host:port or unix:/path); point the app's DSN there (--app-restart makes it reconnect)")
+	f.StringVar(&o.requests.ProxyListen, "trace-listen", "", "with --trace proxy: where the proxy listens for the whole diagnosis (host:port or unix:/path); point the app's DSN there (--app-restart makes it reconnect), and back at the server after")
 	f.IntVar(&o.requests.TraceConnections, "trace-connections", 1, "the trace run's requests in flight at once")
 	f.DurationVar(&o.requests.TraceDuration, "trace-duration", diagnose.DefaultTraceDuration, "the trace run's duration")
 	f.IntVar(&o.requests.NPlusOne, "n-plus-one", reqtrace.DefaultNPlusOne, "N: a statement run N times or more in one request is an N+1")
