@@ -125,57 +125,74 @@ func TestTraceBookshopProxy(t *testing.T) {
 }
 
 // TestTagsBookshopSlowLog: the bookshop tags its statements as a Rails
-// app with marginalia does (controller, action, request_id), eight
-// clients at once; every request's averages are its page's books.
+// app with marginalia does (controller, action, request_id) or as one
+// with sqlcommenter does (route, traceparent), eight clients at once;
+// every request's averages are its page's books.
 func TestTagsBookshopSlowLog(t *testing.T) {
 	m := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"slow_query_log": "ON", "long_query_time": "0"}})
 	if _, err := m.DB().Exec("CREATE DATABASE bookshop"); err != nil {
 		t.Fatal(err)
 	}
-	base := startBookshop(t, m.DSN("bookshop"), "-sql-tags", "marginalia")
-	start, _ := fileSize(m.SlowLogPath())
-	want := map[string]int{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for c := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range 4 {
-				id := fmt.Sprintf("req-%d-%d", c, r)
-				n := booksShown(t, base, 1+(c*37+r*11)%200, http.Header{"X-Request-Id": {id}})
-				mu.Lock()
-				want["request:"+id] = n
-				mu.Unlock()
+	for _, c := range []struct {
+		format, endpoint string
+		header           func(c, r int) (string, string, string) // header, value, request key
+	}{
+		{"marginalia", "authors#show", func(c, r int) (string, string, string) {
+			id := fmt.Sprintf("req-%d-%d", c, r)
+			return "X-Request-Id", id, "request:" + id
+		}},
+		{"sqlcommenter", "GET /authors/{id}", func(c, r int) (string, string, string) {
+			trace := fmt.Sprintf("%016x%016x", c+1, r+1)
+			return "traceparent", "00-" + trace + "-00f067aa0ba902b7-01", "trace:" + trace
+		}},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			base := startBookshop(t, m.DSN("bookshop"), "-sql-tags", c.format)
+			start, _ := fileSize(m.SlowLogPath())
+			want := map[string]int{}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for cl := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for r := range 4 {
+						h, v, key := c.header(cl, r)
+						n := booksShown(t, base, 1+(cl*37+r*11)%200, http.Header{h: {v}})
+						mu.Lock()
+						want[key] = n
+						mu.Unlock()
+					}
+				}()
 			}
-		}()
-	}
-	wg.Wait()
-	end, _ := fileSize(m.SlowLogPath())
-	f, err := os.Open(m.SlowLogPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	got := map[string]int64{}
-	rep, err := FromSlowLog(context.Background(), []input.Input{{Name: "slow.log", R: ioSection(f, start, end)}}, Options{OnRequest: func(rc RequestCalls) {
-		if rc.Endpoint == "authors#show" {
-			got[rc.Request] = rc.Calls[avgRatingID]
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id, n := range want {
-		if got[id] != int64(n) || n < 2 {
-			t.Errorf("%s: %d averages, the page lists %d books", id, got[id], n)
-		}
-	}
-	ep, c, ok := endpointClass(rep, "authors#show", avgRatingID)
-	if !ok || ep.Requests != int64(len(want)) || c.Max < 2 || ep.RequestTimeS != 0 {
-		t.Errorf("authors#show: %+v %+v", ep, c)
-	}
-	if np, ok := findNPlusOne(rep, "authors#show", avgRatingID); !ok || np.RequestShare != 0 {
-		t.Errorf("N+1: %+v", np)
+			wg.Wait()
+			end, _ := fileSize(m.SlowLogPath())
+			f, err := os.Open(m.SlowLogPath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			got := map[string]int64{}
+			rep, err := FromSlowLog(context.Background(), []input.Input{{Name: "slow.log", R: ioSection(f, start, end)}}, Options{OnRequest: func(rc RequestCalls) {
+				if rc.Endpoint == c.endpoint {
+					got[rc.Request] = rc.Calls[avgRatingID]
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for id, n := range want {
+				if got[id] != int64(n) || n < 2 {
+					t.Errorf("%s: %d averages, the page lists %d books", id, got[id], n)
+				}
+			}
+			ep, cl, ok := endpointClass(rep, c.endpoint, avgRatingID)
+			if !ok || ep.Requests != int64(len(want)) || cl.Max < 2 || ep.RequestTimeS != 0 {
+				t.Errorf("%s: %+v %+v", c.endpoint, ep, cl)
+			}
+			if np, ok := findNPlusOne(rep, c.endpoint, avgRatingID); !ok || np.RequestShare != 0 {
+				t.Errorf("N+1: %+v", np)
+			}
+		})
 	}
 }
