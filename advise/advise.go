@@ -43,6 +43,7 @@ const (
 	LayerLinux     = "linux"
 	LayerNginx     = "nginx"
 	LayerMemcached = "memcached"
+	LayerApp       = "app"
 	LayerRedis     = "redis"
 )
 
@@ -132,6 +133,10 @@ type Options struct {
 	// services the snapshot saw), so the buffer pool may take most of
 	// the RAM left (MySQL's innodb_dedicated_server takes 75%).
 	DedicatedDB bool
+	// NPlusOne are the N+1 patterns measured per request on the stack
+	// (diagnose's per-request view, package reqtrace): the rule
+	// app-n-plus-one makes each a finding. A snapshot does not hold them.
+	NPlusOne []NPlusOne
 }
 
 // Rule is one check. Check returns nothing when its evidence is absent

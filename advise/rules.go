@@ -72,6 +72,8 @@ var Rules = []Rule{
 	memcachedConnections,
 	memcachedUnixSocket,
 	memcachedWriteOnRead,
+	// the application
+	appNPlusOne,
 	// Redis
 	redisEvictions,
 	redisHitRatio,

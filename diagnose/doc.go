@@ -39,7 +39,8 @@
 //  6. digests the part of the slow log written during the run (from the
 //     offset noted at its start), profiles the access logs' lines of the
 //     run's window (httpprof), estimates which endpoints the top query
-//     classes belong to (Attribution), audits the snapshot (advise.Audit,
+//     classes belong to (Attribution), builds the per-request view (the
+//     capture's tags, or a trace run: see below), audits the snapshot (advise.Audit,
 //     with the capture's own variables shown as they were before it, unless
 //     Options.AuditCaptureSettings) and proves indexes on a throwaway copy
 //     (indexadv.Run; nothing is written to the user's server);
@@ -49,10 +50,28 @@
 //
 // Everything is read-only except the capture's variables.
 //
-// # Attribution
+// # Which endpoint runs which SQL
+//
+// Measured first (Result.Requests, package reqtrace): when the captured
+// statements carry sqlcommenter or marginalia tags naming their requests,
+// they are grouped by request at the run's own concurrency (the last
+// Connections requests left out: the run's end may have cut them); with
+// RequestOptions.Trace, a trace run after the diagnosis run sends the
+// bench's requests again, one at a time, through an HTTP front, while the
+// statements are recorded by a MySQL proxy (which Run starts on
+// RequestOptions.ProxyListen for the whole diagnosis, or the caller's
+// Tap) or by performance_schema's statement history, and each statement
+// goes to the request its start falls in. The trace run is preferred over
+// tags when both are there. The per-request view then gives the classes'
+// endpoints (ClassTime.EndpointSource "measured"), the N+1 patterns (a
+// class some request runs at least N times, with the rewrite and its
+// cost) and the audit's app-n-plus-one findings (advise.Options.NPlusOne).
+//
+// # Attribution (the fallback)
 //
 // A slow log does not say which request ran a query, and an access log does
-// not say which queries a request ran. Where both cover the run's window,
+// not say which queries a request ran. Without a per-request view, where
+// both cover the run's window,
 // the attribution cuts it into Options.Bucket steps (1 s: both logs have
 // one-second times), counts each top class's calls and each endpoint's
 // requests per step, and fits calls(t) ≈ background + Σ_endpoint

@@ -8,6 +8,7 @@ import (
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
+	"github.com/stacktune/stacktune/reqtrace"
 )
 
 // Ranking bounds.
@@ -28,13 +29,36 @@ func (r *Result) rank() {
 			likely[ca.ID] = ca
 		}
 	}
-	r.Classes = classTimes(r.Digest, r.Indexes, likely, r.CapacityS)
-	r.Endpoints = endpointTimes(r.HTTP, r.Classes, r.CapacityS)
-	r.NPlusOne = nPlusOnes(r.Indexes, r.Digest, likely, r.Endpoints)
+	r.Classes = classTimes(r.Digest, r.Indexes, likely, r.CapacityS, r.Requests)
+	r.Endpoints = endpointTimes(r.HTTP, r.Classes, r.CapacityS, r.Requests)
+	if r.Requests != nil {
+		r.NPlusOne = measuredNPlusOne(r.Requests, newDigestIndex(r.Digest))
+	} else {
+		r.NPlusOne = nPlusOnes(r.Indexes, r.Digest, likely, r.Endpoints)
+	}
 	r.Hotspots = hotspots(r.Endpoints, r.Classes, r.NPlusOne)
 }
 
-func classTimes(d *digest.Report, ix *indexadv.Result, likely map[string]ClassAttribution, capacity float64) []ClassTime {
+// digestIndex looks a digest's classes up by ID.
+type digestIndex map[string]digest.Class
+
+func newDigestIndex(d *digest.Report) digestIndex {
+	out := digestIndex{}
+	if d != nil {
+		for _, c := range d.Classes {
+			out[c.ID] = c
+		}
+	}
+	return out
+}
+
+// class returns a class's calls, rows sent and total time.
+func (x digestIndex) class(id string) (int64, float64, float64, bool) {
+	c, ok := x[id]
+	return c.Count, float64(c.RowsSentTotal), c.TimeTotal, ok
+}
+
+func classTimes(d *digest.Report, ix *indexadv.Result, likely map[string]ClassAttribution, capacity float64, measured *reqtrace.Report) []ClassTime {
 	out := []ClassTime{}
 	if d == nil {
 		return out
@@ -58,9 +82,14 @@ func classTimes(d *digest.Report, ix *indexadv.Result, likely map[string]ClassAt
 			ct.Problems = q.Problems
 			ct.NPlusOne = q.NPlusOne != nil
 		}
-		if ca, ok := likely[c.ID]; ok && len(ca.Endpoints) > 0 {
+		if measured != nil {
+			if mc, ok := measuredClass(measured, c.ID, c.Fingerprint); ok && len(mc.Endpoints) > 0 {
+				top := mc.Endpoints[0]
+				ct.Endpoint, ct.EndpointShare, ct.CallsPerRequest, ct.EndpointSource = top.Endpoint, top.Share, top.PerRequest, EndpointMeasured
+			}
+		} else if ca, ok := likely[c.ID]; ok && len(ca.Endpoints) > 0 {
 			top := ca.Endpoints[0]
-			ct.Endpoint, ct.EndpointShare, ct.CallsPerRequest = top.Endpoint, top.Share, top.CallsPerRequest
+			ct.Endpoint, ct.EndpointShare, ct.CallsPerRequest, ct.EndpointSource = top.Endpoint, top.Share, top.CallsPerRequest, EndpointEstimated
 		}
 		out = append(out, ct)
 	}
@@ -71,7 +100,7 @@ func classTimes(d *digest.Report, ix *indexadv.Result, likely map[string]ClassAt
 	return out
 }
 
-func endpointTimes(h *httpprof.Report, classes []ClassTime, capacity float64) []EndpointTime {
+func endpointTimes(h *httpprof.Report, classes []ClassTime, capacity float64, measured *reqtrace.Report) []EndpointTime {
 	out := []EndpointTime{}
 	if h == nil {
 		return out
@@ -91,9 +120,17 @@ func endpointTimes(h *httpprof.Report, classes []ClassTime, capacity float64) []
 		et := EndpointTime{Rank: i + 1, Method: e.Method, Path: e.Path, Count: e.Count, TimeS: e.TimeTotal, Share: e.Share,
 			CapacityShare: share(e.TimeTotal, capacity), AvgS: e.TimeAvg, P99S: e.TimeP99, Errors5xx: e.Status.S5xx}
 		key := endpointKey(e.Method, e.Path)
-		for _, c := range classes {
-			if c.Endpoint == key {
-				et.Classes = append(et.Classes, c.ID)
+		if measured != nil {
+			ids := map[string]bool{}
+			for _, c := range classes {
+				ids[c.ID] = true
+			}
+			et.Classes = measuredEndpointClasses(measured, e.Method, e.Path, ids)
+		} else {
+			for _, c := range classes {
+				if c.Endpoint == key {
+					et.Classes = append(et.Classes, c.ID)
+				}
 			}
 		}
 		out = append(out, et)
@@ -117,7 +154,7 @@ func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAtt
 			continue
 		}
 		n := NPlusOne{ID: q.ID, Fingerprint: q.Fingerprint, Sample: q.Sample, Calls: q.NPlusOne.Calls, RowsPerCall: q.NPlusOne.RowsPerCall,
-			TimeS: times[q.ID], Problem: q.NPlusOne.Problem()}
+			TimeS: times[q.ID], Problem: q.NPlusOne.Problem(), Source: EndpointEstimated}
 		if p, ep, ok := parentOf(q.ID, d, eps); ok {
 			// The N+1's own signature: it runs once per row another
 			// class returned, and that class once per request of one
@@ -148,8 +185,19 @@ func hotspots(eps []EndpointTime, classes []ClassTime, n1 []NPlusOne) []Hotspot 
 		nplus[n.ID] = n
 	}
 	fp := map[string]string{}
+	perRequest := map[string]float64{} // endpoint and class → measured calls per request
 	for _, c := range classes {
 		fp[c.ID] = c.Fingerprint
+	}
+	for _, n := range n1 {
+		if n.Source == EndpointMeasured {
+			perRequest[n.Endpoint+"\x00"+n.ID] = n.CallsPerRequest
+		}
+	}
+	for _, c := range classes {
+		if c.EndpointSource == EndpointMeasured {
+			perRequest[c.Endpoint+"\x00"+c.ID] = c.CallsPerRequest
+		}
 	}
 	for i, e := range eps {
 		if i >= hotspotsPer {
@@ -161,7 +209,11 @@ func hotspots(eps []EndpointTime, classes []ClassTime, n1 []NPlusOne) []Hotspot 
 			if j >= 3 {
 				break
 			}
-			h.Details = append(h.Details, fmt.Sprintf("likely runs %s (class %s, estimated)", fp[id], shortID(id)))
+			if perReq, ok := perRequest[endpointKey(e.Method, e.Path)+"\x00"+id]; ok {
+				h.Details = append(h.Details, fmt.Sprintf("runs %s %s times per request (class %s, measured)", fp[id], trimNum(perReq), shortID(id)))
+			} else {
+				h.Details = append(h.Details, fmt.Sprintf("likely runs %s (class %s, estimated)", fp[id], shortID(id)))
+			}
 		}
 		out = append(out, h)
 	}
@@ -171,16 +223,22 @@ func hotspots(eps []EndpointTime, classes []ClassTime, n1 []NPlusOne) []Hotspot 
 		}
 		h := Hotspot{Layer: LayerMySQL, What: c.Fingerprint, ID: c.ID, TimeS: c.TimeS, CapacityShare: c.CapacityShare, Count: c.Count, Details: []string{}}
 		h.Details = append(h.Details, fmt.Sprintf("%d calls, avg %s, %.0f rows examined per row sent", c.Count, seconds(c.AvgS), c.RowsExaminedPerSent))
-		if c.Endpoint != "" {
+		switch {
+		case c.Endpoint != "" && c.EndpointSource == EndpointMeasured:
+			h.Details = append(h.Details, fmt.Sprintf("from %s (measured: %.0f%% of its calls, %s per request)", c.Endpoint, 100*c.EndpointShare, trimNum(c.CallsPerRequest)))
+		case c.Endpoint != "":
 			h.Details = append(h.Details, fmt.Sprintf("likely from %s (estimated: %.0f%% of its calls, %.1f per request)", c.Endpoint, 100*c.EndpointShare, c.CallsPerRequest))
 		}
 		for _, ddl := range c.Indexes {
 			h.Details = append(h.Details, "proven index: "+ddl)
 		}
 		if n, ok := nplus[c.ID]; ok {
-			if n.Note != "" {
+			switch {
+			case n.Source == EndpointMeasured:
+				h.Details = append(h.Details, "N+1: "+n.Problem)
+			case n.Note != "":
 				h.Details = append(h.Details, "flagged as N+1 by its calls, but "+n.Note)
-			} else {
+			default:
 				h.Details = append(h.Details, n.Problem)
 			}
 		}
@@ -283,3 +341,11 @@ func parentOf(id string, d *digest.Report, eps []EndpointTime) (digest.Class, En
 // loop: the slow log and the access log of one window can each cut a
 // request or a query at its edges.
 const countTolerance = 0.05
+
+// trimNum formats a count per request: 292, 2.5.
+func trimNum(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}

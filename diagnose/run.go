@@ -20,6 +20,7 @@ import (
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/mysqlproxy"
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/pfs"
 	"github.com/stacktune/stacktune/scenario"
@@ -91,7 +92,7 @@ func (o *Options) defaults() error {
 	if o.Bucket <= 0 {
 		o.Bucket = DefaultBucket
 	}
-	return nil
+	return o.Requests.check()
 }
 
 // run is one Run.
@@ -106,6 +107,7 @@ type run struct {
 	watch  *connWatch
 	slow   string // the slow log file
 	logs   []accessLog
+	proxy  *mysqlproxy.Proxy // the trace run's, when Run started one
 }
 
 // Run diagnoses the stack during one bench run: see the package
@@ -151,6 +153,9 @@ func (r *run) hook(stage string) error {
 }
 
 func (r *run) close() {
+	if r.proxy != nil {
+		r.proxy.Close()
+	}
 	if r.reader != nil {
 		r.reader.Close()
 	}
@@ -243,7 +248,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if len(r.logs) == 0 {
 		r.note("no access log: give --access-log FILE or --nginx-conf to rank the endpoints and tell which endpoints the queries belong to")
 	}
-	return nil
+	return r.startProxy(ctx)
 }
 
 // change sets the capture's variables, checks the app's connections
@@ -525,8 +530,14 @@ func (r *run) analyse(ctx context.Context, snap *collect.Snapshot, rep *digest.R
 			r.res.Attribution = attribute(rep.Classes, calls, reqs, w)
 		}
 	}
-	if r.opt.Source == SourcePFS {
-		r.note("performance_schema digests have no per-query times: which endpoints the classes belong to needs the slow log (--source slowlog)")
+	if err := r.requests(ctx); err != nil {
+		return err
+	}
+	if r.opt.Source == SourcePFS && r.res.Requests == nil {
+		r.note("performance_schema digests have no per-query times: which endpoints the classes belong to needs the slow log (--source slowlog) or a trace run (--trace)")
+	}
+	if r.res.Requests != nil && r.res.Attribution != nil {
+		r.res.Attribution.Method = "fallback, not used while the per-request view is measured: " + r.res.Attribution.Method
 	}
 	r.res.Snapshot = snap
 	audited := snap
@@ -534,7 +545,9 @@ func (r *run) analyse(ctx context.Context, snap *collect.Snapshot, rep *digest.R
 		audited = asBefore(snap, r.cap.touched)
 		r.note("the audit reads the slow-log variables as they were before the capture (and are again): %s", changedNames(r.res.Capture.Changed))
 	}
-	r.res.Audit = advise.Audit(audited, r.opt.Audit)
+	aopt := r.opt.Audit
+	aopt.NPlusOne = append(aopt.NPlusOne, auditNPlusOne(r.res.Requests)...)
+	r.res.Audit = advise.Audit(audited, aopt)
 	r.say("audit: %d findings", len(r.res.Audit.Findings))
 	classes := rep.Classes
 	if r.opt.IndexClasses > 0 && len(classes) > r.opt.IndexClasses {

@@ -15,6 +15,8 @@ import (
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/mysqlproxy"
+	"github.com/stacktune/stacktune/reqtrace"
 )
 
 // fixtureEnv names a file TestDiagnoseStack writes its result to as JSON:
@@ -47,6 +49,19 @@ func TestDiagnoseStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hold.Close()
+	// The app talks to the server through the trace run's proxy.
+	tap := reqtrace.NewTap()
+	proxy, err := mysqlproxy.Start(ctx, mysqlproxy.Options{Network: "tcp", Address: fmt.Sprintf("127.0.0.1:%d", s.db.Port()), OnStatement: tap.Statement})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	if s.app.dsn, err = proxy.DSN(s.app.dsn); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.app.restart(ctx); err != nil {
+		t.Fatal(err)
+	}
 	before := globals(t, s.db.DB())
 
 	res, err := Run(ctx, Options{
@@ -55,6 +70,7 @@ func TestDiagnoseStack(t *testing.T) {
 		Collect:    collect.Config{Values: map[string]string{"nginx-conf": s.nginx.ConfigPath()}},
 		AppRestart: s.app.restart, AppRestartName: "the test app's restart",
 		Database: "shop", ProofRuns: 3,
+		Requests: RequestOptions{Trace: TraceProxy, Tap: tap, TraceDuration: 3 * time.Second},
 		Progress: func(l string) { t.Log(l) },
 	})
 	if err != nil {
@@ -85,8 +101,11 @@ func TestDiagnoseStack(t *testing.T) {
 	if len(top.Indexes) == 0 || !strings.Contains(top.Indexes[0], "`code`") {
 		t.Errorf("no proven index on items.code: %+v (proposals %+v, error %q)", top, res.Indexes.Proposals, res.IndexError)
 	}
-	if top.Endpoint != "GET /item" {
-		t.Errorf("the scan's likely endpoint is %q, want GET /item (%+v)", top.Endpoint, res.Attribution)
+	if top.Endpoint != "GET /item" || top.EndpointSource != EndpointMeasured || top.CallsPerRequest != 1 {
+		t.Errorf("the scan's endpoint is %q (%s, %v per request), want GET /item, measured, 1 (%+v)", top.Endpoint, top.EndpointSource, top.CallsPerRequest, res.Requests)
+	}
+	if res.Attribution == nil || !strings.HasPrefix(res.Attribution.Method, "fallback") {
+		t.Errorf("the estimate is not labelled as the fallback: %+v", res.Attribution)
 	}
 	if len(res.Hotspots) == 0 || res.Hotspots[0].What != "GET /item" {
 		t.Errorf("hotspots %+v", res.Hotspots)
@@ -101,8 +120,13 @@ func TestDiagnoseStack(t *testing.T) {
 	switch {
 	case n1 == nil:
 		t.Errorf("no N+1 pattern on users: %+v", res.NPlusOne)
-	case n1.Endpoint != "GET /friends" || n1.CallsPerRequest < 20 || n1.CallsPerRequest > 40:
-		t.Errorf("N+1 %+v: want GET /friends, about %d calls per request", n1, friendsShown)
+	case n1.Endpoint != "GET /friends" || n1.CallsPerRequest != friendsShown || n1.PerRequestMax != friendsShown || n1.Source != EndpointMeasured || n1.Rewrite == "":
+		t.Errorf("N+1 %+v: want GET /friends, %d calls in every request, measured", n1, friendsShown)
+	}
+	for _, n := range res.NPlusOne {
+		if n.Endpoint != "GET /friends" {
+			t.Errorf("an N+1 outside /friends: %+v", n)
+		}
 	}
 
 	cc := res.ConnCheck

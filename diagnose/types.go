@@ -11,6 +11,7 @@ import (
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
+	"github.com/stacktune/stacktune/reqtrace"
 )
 
 // Sources of the query digest (Options.Source).
@@ -86,6 +87,9 @@ type Options struct {
 	AuditCaptureSettings bool
 	// Bucket is the time step of the attribution (default DefaultBucket).
 	Bucket time.Duration
+	// Requests configures the per-request view: which endpoint runs which
+	// statements, how many times per request (see RequestOptions).
+	Requests RequestOptions
 	// Progress receives one line per step; nil for none.
 	Progress func(line string)
 
@@ -123,11 +127,20 @@ type Result struct {
 	// Endpoints and Classes are the ranked tables behind Hotspots.
 	Endpoints []EndpointTime `json:"endpoints"`
 	Classes   []ClassTime    `json:"classes"`
+	// Requests is the per-request view, measured (package reqtrace): a
+	// trace run's (RequestOptions.Trace) or, without one, the captured
+	// statements' tags when they name their requests; nil when neither
+	// was there. When set it is the source of the endpoints of the
+	// classes, of the N+1 patterns and of the audit's app-n-plus-one.
+	Requests *reqtrace.Report `json:"requests,omitempty"`
 	// Attribution estimates the endpoints of the top classes (nil when
-	// the logs do not overlap: no access log, or SourcePFS).
+	// the logs do not overlap: no access log, or SourcePFS): the fallback
+	// when Requests is nil.
 	Attribution *Attribution `json:"attribution,omitempty"`
-	// NPlusOne are the N+1 patterns index advice found, with their
-	// likely endpoint.
+	// NPlusOne are the N+1 patterns: measured per request (a class some
+	// request ran at least N times) when Requests is set, else those
+	// index advice found by calls over the run, with their endpoint
+	// estimated. Source says which.
 	NPlusOne []NPlusOne `json:"n_plus_one"`
 	// Digest is the query digest of the run, HTTP the profile of the
 	// access logs' lines of its window (nil without an access log).
@@ -281,12 +294,15 @@ type ClassTime struct {
 	CapacityShare       float64 `json:"capacity_share"`
 	AvgS                float64 `json:"avg_s"`
 	RowsExaminedPerSent float64 `json:"rows_examined_per_sent"`
-	// Endpoint is its likely endpoint ("GET /items"), EndpointShare the
-	// estimated part of its calls from there, CallsPerRequest the
-	// estimated calls per request of that endpoint (see Attribution).
+	// Endpoint is the endpoint that runs most of its calls ("GET
+	// /items"), EndpointShare its part of the class's calls,
+	// CallsPerRequest its calls per request of that endpoint: measured
+	// when EndpointSource is EndpointMeasured (Result.Requests), else
+	// estimated (see Attribution).
 	Endpoint        string  `json:"endpoint,omitempty"`
 	EndpointShare   float64 `json:"endpoint_share,omitempty"`
 	CallsPerRequest float64 `json:"calls_per_request,omitempty"`
+	EndpointSource  string  `json:"endpoint_source,omitempty"`
 	// Indexes are the proven indexes serving it (their DDL), NPlusOne is
 	// set when it is an N+1 pattern, Problems what index advice saw.
 	Indexes  []string `json:"indexes,omitempty"`
@@ -294,21 +310,46 @@ type ClassTime struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-// NPlusOne is an N+1 pattern: a class run about once per row of another
-// result, with the endpoint that runs it (estimated).
+// Sources of an endpoint or an N+1 pattern.
+const (
+	EndpointMeasured  = "measured"
+	EndpointEstimated = "estimated"
+)
+
+// NPlusOne is an N+1 pattern: a class run many times in one request (a
+// loop over rows), with the endpoint that runs it.
 type NPlusOne struct {
-	ID          string  `json:"id"`
-	Fingerprint string  `json:"fingerprint"`
-	Sample      string  `json:"sample"`
+	// ID is the pt-query-digest class ID (with the most calls, when the
+	// per-request view merged several: IDs), Fingerprint its fingerprint.
+	ID          string   `json:"id"`
+	IDs         []string `json:"ids,omitempty"`
+	Fingerprint string   `json:"fingerprint"`
+	Sample      string   `json:"sample"`
+	// Calls, RowsPerCall and TimeS are the class's in the diagnosis run
+	// (its digest), or in the trace run when the digest lacks it.
 	Calls       int64   `json:"calls"`
 	RowsPerCall float64 `json:"rows_per_call"`
 	TimeS       float64 `json:"time_s"`
 	// Endpoint runs it CallsPerRequest times per request, EndpointShare
-	// of its calls (estimated; "" when unknown).
+	// of its calls ("" when unknown).
 	Endpoint        string  `json:"endpoint,omitempty"`
 	CallsPerRequest float64 `json:"calls_per_request,omitempty"`
 	EndpointShare   float64 `json:"endpoint_share,omitempty"`
-	Problem         string  `json:"problem"`
+	// Source is EndpointMeasured (a trace run or tags: Result.Requests)
+	// or EndpointEstimated (index advice's calls over the run, the
+	// endpoint by the fit or the parent query).
+	Source string `json:"source"`
+	// Measured per request: the most calls in one request (-1: unknown),
+	// the endpoint's requests, the class's time per request and its share
+	// of the request's time, and the rewrite.
+	PerRequestMax   int64   `json:"per_request_max,omitempty"`
+	Requests        int64   `json:"requests,omitempty"`
+	TimePerRequestS float64 `json:"time_per_request_s,omitempty"`
+	RequestShare    float64 `json:"request_share,omitempty"`
+	Rewrite         string  `json:"rewrite,omitempty"`
+	// Problem says it in one line: with the measured cost and the rewrite
+	// when measured.
+	Problem string `json:"problem"`
 	// Parent is the query whose rows it loops over (its fingerprint),
 	// when the counts show it: the endpoint is then that query's.
 	Parent string `json:"parent,omitempty"`

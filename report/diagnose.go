@@ -124,7 +124,11 @@ func diagnoseClassRows(r *diagnose.Result) [][]string {
 	for _, c := range r.Classes {
 		likely := "-"
 		if c.Endpoint != "" {
-			likely = fmt.Sprintf("%s (%s, %s/req)", c.Endpoint, Percent(c.EndpointShare), trimFloat(c.CallsPerRequest))
+			how := "estimate"
+			if c.EndpointSource == diagnose.EndpointMeasured {
+				how = "measured"
+			}
+			likely = fmt.Sprintf("%s (%s, %s/req, %s)", c.Endpoint, Percent(c.EndpointShare), trimFloat(c.CallsPerRequest), how)
 		}
 		rows = append(rows, []string{fmt.Sprint(c.Rank), Count(c.Count), Duration(c.TimeS), Percent(c.Share), Percent(c.CapacityShare),
 			Duration(c.AvgS), trimFloat(c.RowsExaminedPerSent), likely, diagnoseShortID(c.ID), c.Fingerprint})
@@ -132,7 +136,7 @@ func diagnoseClassRows(r *diagnose.Result) [][]string {
 	return rows
 }
 
-var diagnoseClassHeads = []string{"#", "calls", "total", "share", "of wall×conns", "avg", "examined/sent", "likely endpoint (estimate)", "class", "fingerprint"}
+var diagnoseClassHeads = []string{"#", "calls", "total", "share", "of wall×conns", "avg", "examined/sent", "endpoint (share, per request)", "class", "fingerprint"}
 
 func diagnoseShortID(id string) string {
 	if len(id) > 16 {
@@ -171,6 +175,11 @@ func diagnoseAttribution(r *diagnose.Result) []string {
 func diagnoseNPlusOne(r *diagnose.Result) []string {
 	var out []string
 	for _, n := range r.NPlusOne {
+		if n.Source == diagnose.EndpointMeasured {
+			out = append(out, fmt.Sprintf("%s (measured per request; %s calls in the diagnosis run, %s row(s) per call). Sample: %s", n.Problem,
+				Count(n.Calls), trimFloat(n.RowsPerCall), n.Sample))
+			continue
+		}
 		l := fmt.Sprintf("%s: %s calls, %s row(s) per call, %s", n.Fingerprint, Count(n.Calls), trimFloat(n.RowsPerCall), Duration(n.TimeS))
 		switch {
 		case n.Note != "":
@@ -272,93 +281,9 @@ func diagnoseValue(v string) string {
 // diagnoseWrite writes text or Markdown.
 func diagnoseWrite(w io.Writer, r *diagnose.Result, md bool) error {
 	e := &errWriter{w: w}
-	heading := func(s string) {
-		if md {
-			e.printf("\n## %s\n\n", mdEscape(s))
-		} else {
-			e.printf("\n## %s\n", s)
-		}
-	}
-	list := func(lines []string) {
-		for _, l := range lines {
-			if md {
-				e.printf("- %s\n", mdEscape(l))
-			} else {
-				e.printf("  %s\n", l)
-			}
-		}
-	}
-	table := func(heads []string, rows [][]string, numeric func(i int) bool) {
-		if md {
-			e.printf("|")
-			for _, h := range heads {
-				e.printf(" %s |", mdEscape(h))
-			}
-			e.printf("\n|")
-			for i := range heads {
-				if numeric(i) {
-					e.printf("---:|")
-				} else {
-					e.printf("---|")
-				}
-			}
-			e.printf("\n")
-			for _, row := range rows {
-				e.printf("|")
-				for i, c := range row {
-					if i == len(row)-1 && strings.Contains(heads[len(heads)-1], "fingerprint") {
-						e.printf(" `%s` |", mdCode(strings.ReplaceAll(c, "`", "'")))
-					} else {
-						e.printf(" %s |", mdEscape(c))
-					}
-				}
-				e.printf("\n")
-			}
-			return
-		}
-		width := make([]int, len(heads))
-		for i, h := range heads {
-			width[i] = displayWidth(h)
-		}
-		for _, row := range rows {
-			for i, c := range row {
-				if i < len(row)-1 {
-					width[i] = max(width[i], displayWidth(Clean(c)))
-				}
-			}
-		}
-		line := func(cells []string) {
-			var b strings.Builder
-			for i, c := range cells {
-				pad := strings.Repeat(" ", max(0, width[i]-displayWidth(Clean(c))))
-				switch {
-				case i == len(cells)-1:
-					b.WriteString(c)
-				case numeric(i):
-					b.WriteString(pad + c + "  ")
-				default:
-					b.WriteString(c + pad + "  ")
-				}
-			}
-			e.printf("  %s\n", strings.TrimRight(b.String(), " "))
-		}
-		line(heads)
-		for _, row := range rows {
-			line(row)
-		}
-	}
-
-	if md {
-		e.printf("# %s\n\n", mdEscape(diagnoseTitle(r)))
-		for _, l := range diagnoseSummary(r) {
-			e.printf("- %s\n", mdEscape(l))
-		}
-	} else {
-		e.printf("# %s\n", diagnoseTitle(r))
-		for _, l := range diagnoseSummary(r) {
-			e.printf("# %s\n", l)
-		}
-	}
+	sw := sectionWriter{e: e, md: md}
+	heading, list, table := sw.heading, sw.list, sw.table
+	sw.title(diagnoseTitle(r), diagnoseSummary(r))
 
 	heading("Where the time goes")
 	if md {
@@ -398,7 +323,16 @@ func diagnoseWrite(w io.Writer, r *diagnose.Result, md bool) error {
 		table(diagnoseClassHeads, diagnoseClassRows(r), func(i int) bool { return i < 7 })
 	}
 
-	heading("Which endpoints the top classes belong to (estimate)")
+	if q := r.Requests; q != nil {
+		heading("Which endpoint runs which SQL, per request (" + q.Source + ")")
+		list(requestsSummary(q))
+		if md {
+			e.printf("\n")
+		}
+		requestsEndpointsBlock(sw, q)
+	}
+
+	heading(diagnoseEstimateHeading(r))
 	if r.Attribution == nil {
 		list([]string{"not estimated: it needs the slow log and an access log covering the run's window"})
 	} else {
@@ -485,6 +419,15 @@ func diagnoseWrite(w io.Writer, r *diagnose.Result, md bool) error {
 		list(r.Notes)
 	}
 	return e.err
+}
+
+// diagnoseEstimateHeading names the estimate's section: the fallback
+// when the per-request view is measured.
+func diagnoseEstimateHeading(r *diagnose.Result) string {
+	if r.Requests != nil {
+		return "Which endpoints the top classes belong to (estimate: the fallback, not used while the per-request view is measured)"
+	}
+	return "Which endpoints the top classes belong to (estimate)"
 }
 
 // longestRun is the longest run of c in s (a code fence must be longer).

@@ -73,6 +73,27 @@ func diagnoseHostile(t testing.TB, s string) *diagnose.Result {
 		r.Indexes.Proposals[i].DDL += " /* " + s + " ``` */"
 		r.Indexes.Proposals[i].Reasons = append(r.Indexes.Proposals[i].Reasons, s)
 	}
+	if q := r.Requests; q != nil {
+		q.Method += s
+		q.Notes = append(q.Notes, s)
+		q.Skipped[s] = 1
+		for i := range q.Endpoints {
+			q.Endpoints[i].Endpoint += s
+			for j := range q.Endpoints[i].Classes {
+				q.Endpoints[i].Classes[j].Fingerprint += s
+			}
+		}
+		for i := range q.Classes {
+			q.Classes[i].Fingerprint += s
+			for j := range q.Classes[i].Endpoints {
+				q.Classes[i].Endpoints[j].Endpoint += s
+			}
+		}
+	}
+	for i := range r.NPlusOne {
+		r.NPlusOne[i].Problem += s
+		r.NPlusOne[i].Rewrite += s
+	}
 	r.IndexError = s
 	for i := range r.Audit.Findings {
 		r.Audit.Findings[i].Title += s
@@ -102,9 +123,11 @@ func TestDiagnoseGolden(t *testing.T) {
 
 // TestDiagnoseSections: the report says what the issue asks of it, in
 // order, in text and Markdown: the ranking (slow page and its class
-// first), the estimate said to be one with its method, the N+1 with its
-// page, the proven index with its evidence, the audit, the connections
-// not captured with the fix, the capture put back.
+// first), the per-request view measured by the trace run, the estimate
+// said to be the fallback with its method, the N+1 with its page, calls
+// per request and rewrite, the proven index with its evidence, the audit
+// (with the N+1), the connections not captured with the fix, the capture
+// put back.
 func TestDiagnoseSections(t *testing.T) {
 	r := diagnoseFixture(t)
 	for _, f := range []string{Text, Markdown} {
@@ -117,10 +140,11 @@ func TestDiagnoseSections(t *testing.T) {
 		for _, want := range []string{
 			"Where the time goes", "GET /item", "select id, name from items where code = ?", "of wall×conns",
 			"Endpoints by total time", "Query classes by total time",
-			"Which endpoints the top classes belong to (estimate)", "non-negative least squares",
-			"N+1 patterns", "run by GET /friends, about 29.7 times per request (estimated",
-			"Proven indexes", "ADD INDEX", "rows examined 59,317 → 20",
-			"Audit findings (7)", "The slow query log is off",
+			"Which endpoint runs which SQL, per request (trace run: mysqlproxy)", "GET /friends", "30 per request (max 30, in 104 of 104 requests)",
+			"Which endpoints the top classes belong to (estimate: the fallback", "non-negative least squares",
+			"N+1 patterns", "GET /friends runs select id, name, bio from users where id = ? 30.0 times per request", "Rewrite: one query for all the rows",
+			"Proven indexes", "ADD INDEX", "rows examined 59,280 → 20",
+			"Audit findings (8)", "N+1 queries in GET /friends", "The slow query log is off",
 			"Connections not captured", "--app-restart", "held@127.0.0.1",
 			"What the capture changed", "long_query_time: 10.000000 → 0.000000 during the run → 10.000000 after",
 		} {

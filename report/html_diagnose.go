@@ -53,7 +53,24 @@ func DiagnoseHTMLPage(r *diagnose.Result) *HTMLPage {
 	}
 	p.Sections = append(p.Sections, HTMLSection{Title: "Query classes by total time", ID: "classes", Blocks: []HTMLBlock{cls}})
 
-	attr := HTMLSection{Title: "Which endpoints the top classes belong to (estimate)", ID: "attribution"}
+	if q := r.Requests; q != nil {
+		req := HTMLSection{Title: "Which endpoint runs which SQL, per request (" + q.Source + ")", ID: "requests", Blocks: []HTMLBlock{HTMLList(requestsSummary(q)...)}}
+		t := HTMLTable{Empty: "No request was seen."}
+		for i, h := range requestsEndpointHeads {
+			t.Columns = append(t.Columns, HTMLColumn{Head: h, Numeric: i > 0, Code: i == 0})
+		}
+		t.Rows = requestsEndpointRows(q)
+		req.Blocks = append(req.Blocks, t)
+		for i, e := range q.Endpoints {
+			if i >= requestsEndpoints {
+				break
+			}
+			req.Blocks = append(req.Blocks, HTMLSection{Title: e.Endpoint, Blocks: []HTMLBlock{HTMLList(requestsEndpointClasses(e)...)}})
+		}
+		p.Sections = append(p.Sections, req)
+	}
+
+	attr := HTMLSection{Title: diagnoseEstimateHeading(r), ID: "attribution"}
 	if r.Attribution == nil {
 		attr.Blocks = append(attr.Blocks, HTMLText("Not estimated: it needs the slow log and an access log covering the run's window."))
 	} else {

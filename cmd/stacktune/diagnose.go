@@ -19,6 +19,7 @@ import (
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
+	"github.com/stacktune/stacktune/reqtrace"
 )
 
 // diagnoseOptions are the flags of `stacktune diagnose`.
@@ -47,6 +48,8 @@ type diagnoseOptions struct {
 	format   string
 	output   string
 	snapshot string
+	// the per-request view (diagnose only)
+	requests diagnose.RequestOptions
 }
 
 // diagnoseDefaultDuration is the run's duration without --duration:
@@ -76,7 +79,12 @@ stack, and observes every layer while it runs:
               detected, or the access logs of --nginx-conf with their log_format);
   settings    a snapshot (as stacktune collect: MySQL, Linux, nginx, memcached, Redis)
               taken during the run, audited as stacktune audit does;
-  indexes     index advice for the top classes, proven on a throwaway copy.
+  indexes     index advice for the top classes, proven on a throwaway copy;
+  requests    which endpoint runs which SQL, per request: from the captured statements'
+              sqlcommenter/marginalia tags when they name their requests, or from a
+              trace run after the diagnosis run (--trace proxy|pfs: the requests again,
+              one at a time, each statement tied to its request by time). N+1 patterns
+              are flagged by calls per request (--n-plus-one), whatever the traffic.
 
 The report ranks where the time went across layers: endpoints by total time, query
 classes by total time, each as a share of the run's wall time × its connections;
@@ -104,6 +112,12 @@ not recorded in the history (the capture slows the server down).`,
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.DiagnoseFormats, ", "))
 	f.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of standard output")
 	f.StringVar(&o.snapshot, "snapshot", "", "also save the snapshot taken during the run (JSON, for stacktune audit)")
+	f.StringVar(&o.requests.Trace, "trace", "", "after the run, a trace run to tie each statement to its request: proxy (stacktune's MySQL proxy on --trace-listen) or pfs (performance_schema's statement history)")
+	f.StringVar(&o.requests.ProxyListen, "trace-listen", "", "with --trace proxy: where the proxy listens for the whole diagnosis (host:port or unix:/path); point the app's DSN there (--app-restart makes it reconnect), and back at the server after")
+	f.IntVar(&o.requests.TraceConnections, "trace-connections", 1, "the trace run's requests in flight at once")
+	f.DurationVar(&o.requests.TraceDuration, "trace-duration", diagnose.DefaultTraceDuration, "the trace run's duration")
+	f.IntVar(&o.requests.NPlusOne, "n-plus-one", reqtrace.DefaultNPlusOne, "N: a statement run N times or more in one request is an N+1")
+	f.BoolVar(&o.requests.NoTags, "no-tags", false, "do not read the captured statements' sqlcommenter/marginalia tags")
 	return cmd
 }
 
@@ -219,6 +233,10 @@ func runDiagnose(ctx context.Context, cmd *cobra.Command, o diagnoseOptions, url
 	opt, err := diagnoseOpts(cmd, o, url, stderr)
 	if err != nil {
 		return err
+	}
+	opt.Requests = o.requests
+	if opt.Requests.Trace == diagnose.TraceProxy && opt.Requests.ProxyListen == "" {
+		return errors.New("--trace proxy needs --trace-listen: where the proxy listens for the app (its DSN points there)")
 	}
 	res, err := diagnose.Run(ctx, opt)
 	switch {

@@ -285,6 +285,8 @@ func TestDiagnoseFlags(t *testing.T) {
 		{"app restart", "--app-restart", []string{"--dsn", "root@unix(/x)/", "--app-restart", "'unclosed", "http://127.0.0.1/"}},
 		{"connections", "-c 20000", []string{"--dsn", "root@unix(/x)/", "-c", "20000", "http://127.0.0.1/"}},
 		{"slow log with pfs", "--slow-log", []string{"--dsn", "root@unix(/x)/", "--source", "pfs", "--slow-log", "/x", "http://127.0.0.1/"}},
+		{"trace proxy without listen", "--trace-listen", []string{"--dsn", "root@unix(/x)/", "--trace", "proxy", "http://127.0.0.1/"}},
+		{"unknown trace", "unknown trace run", []string{"--dsn", "root@unix(/x)/", "--trace", "general", "http://127.0.0.1/"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

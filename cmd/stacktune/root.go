@@ -23,6 +23,6 @@ Linux), finds where the time goes, and says what to change, with the evidence.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newDigestCmd(), newHTTPCmd(), newBenchCmd(), newHistoryCmd(), newCollectCmd(), newAuditCmd(), newDemoCmd(), newPlanCmd(), newIndexesCmd(), newApplyCmd(), newRollbackCmd(), newDiagnoseCmd(), newTuneCmd(),
-		newTPCCCmd())
+		newTPCCCmd(), newEndpointsCmd())
 	return root
 }

@@ -99,7 +99,7 @@ func (c Config) Write(path string) error {
 
 // Server is a running reference app.
 type Server struct {
-	db        *sql.DB
+	db        *taggedDB
 	mc        *mcClient
 	batch     bool // Config.CacheBatch
 	friendSet bool // Config.FriendSet
@@ -114,8 +114,9 @@ type Server struct {
 }
 
 // Start opens the database (and memcached when configured), listens and
-// serves until Close or ctx ends.
-func Start(ctx context.Context, cfg Config) (*Server, error) {
+// serves until Close or ctx ends. Options change how it runs beyond its
+// Config (see SQLTags).
+func Start(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 	mcfg, err := mysql.ParseDSN(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("refapp: DSN: %w", err)
@@ -131,7 +132,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		db.Close()
 		return nil, fmt.Errorf("refapp: database: %w", err)
 	}
-	s := &Server{db: db, batch: cfg.CacheBatch, friendSet: cfg.FriendSet, sessions: make(map[string]int), done: make(chan struct{})}
+	s := &Server{db: &taggedDB{DB: db}, batch: cfg.CacheBatch, friendSet: cfg.FriendSet, sessions: make(map[string]int), done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
 	if cfg.Memcached != "" {
 		s.mc = newMC(cfg.Memcached)
 		if _, err := s.mc.get("refapp:ping"); err != nil && !errors.Is(err, errCacheMiss) {
@@ -222,17 +226,24 @@ func (s *Server) Close() error {
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /login", s.getLogin)
-	mux.HandleFunc("POST /login", s.postLogin)
-	mux.HandleFunc("GET /logout", s.logout)
-	mux.HandleFunc("GET /{$}", s.index)
-	mux.HandleFunc("GET /profile/{account_name}", s.profile)
-	mux.HandleFunc("GET /diary/entries/{account_name}", s.entries)
-	mux.HandleFunc("GET /diary/entry/{id}", s.entry)
-	mux.HandleFunc("POST /diary/comment/{id}", s.postComment)
-	mux.HandleFunc("GET /footprints", s.footprints)
-	mux.HandleFunc("GET /friends", s.friends)
-	mux.HandleFunc("GET /initialize", s.initialize)
+	for _, rt := range []struct {
+		pattern, action string
+		h               http.HandlerFunc
+	}{
+		{"GET /login", "login_form", s.getLogin},
+		{"POST /login", "login", s.postLogin},
+		{"GET /logout", "logout", s.logout},
+		{"GET /{$}", "index", s.index},
+		{"GET /profile/{account_name}", "profile", s.profile},
+		{"GET /diary/entries/{account_name}", "entries", s.entries},
+		{"GET /diary/entry/{id}", "entry", s.entry},
+		{"POST /diary/comment/{id}", "post_comment", s.postComment},
+		{"GET /footprints", "footprints", s.footprints},
+		{"GET /friends", "friends", s.friends},
+		{"GET /initialize", "initialize", s.initialize},
+	} {
+		mux.HandleFunc(rt.pattern, s.db.handler(rt.pattern, rt.action, rt.h))
+	}
 	return mux
 }
 

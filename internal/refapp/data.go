@@ -127,6 +127,12 @@ func Generate(ctx context.Context, db *sql.DB, scale int) error {
 	return generate(ctx, db, sizesFor(scale))
 }
 
+// GenerateSmall loads the small data set the tests use (100 users, 10
+// relations each, 500 entries, 1000 comments, 500 footprints) as Generate
+// does: it holds every account and entry id the scenario names, and loads
+// in well under a second, for tests of other packages that need the app.
+func GenerateSmall(ctx context.Context, db *sql.DB) error { return generate(ctx, db, tinySizes) }
+
 func generate(ctx context.Context, db *sql.DB, sz sizes) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {

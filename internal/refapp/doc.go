@@ -25,7 +25,12 @@
 // or the demo can show the batching. A Config can live in a JSON file
 // that a tool edits: LoadConfig reads it (unknown keys are an error),
 // Config.Write writes it ("listen", "dsn", "memcached", "cache_batch").
-// Sessions live in
+// With the Start option SQLTags, every statement ends with the
+// sqlcommenter tags of its request (route, action, framework, driver and
+// W3C traceparent), as an app instrumented with OpenTelemetry's
+// sqlcommenter sends them (package reqtrace groups them by request).
+// GenerateSmall loads the tests' small data set for other packages'
+// tests. Sessions live in
 // the server's memory, keyed by a random id in the refapp_session cookie.
 // Every page but /login and /initialize needs a session and redirects to
 // /login (302) without one.

@@ -18,11 +18,19 @@
 //
 //	bookshop -listen 127.0.0.1:8081 -dsn 'root@unix(/path/mysqld.sock)/bookshop'
 //
-// -listen takes host:port or unix:/path.
+// -listen takes host:port or unix:/path. -sql-tags marginalia tags every
+// statement as a Rails app with marginalia (or query log tags) does,
+// /*application:bookshop,controller:authors,action:show,request_id:...*/
+// at its end, the request id from the X-Request-Id header or a new one;
+// -sql-tags sqlcommenter as an app with sqlcommenter does, with the
+// request's route and W3C traceparent (from its header or a new one).
 package main
 
 import (
+	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +38,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -68,12 +77,19 @@ const (
 	qTopBooks      = "SELECT id, title FROM books ORDER BY price DESC, id LIMIT 10"
 )
 
-type app struct{ db *sql.DB }
+type app struct {
+	db   *sql.DB
+	tags string // "", "marginalia" or "sqlcommenter"
+}
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8081", "host:port or unix:/path")
 	dsn := flag.String("dsn", os.Getenv("BOOKSHOP_DSN"), "go-sql-driver DSN of the bookshop database")
+	tags := flag.String("sql-tags", "", "tag every statement with its request: marginalia or sqlcommenter")
 	flag.Parse()
+	if *tags != "" && *tags != "marginalia" && *tags != "sqlcommenter" {
+		log.Fatalf("-sql-tags %q: marginalia or sqlcommenter", *tags)
+	}
 	db, err := sql.Open("mysql", *dsn)
 	if err != nil {
 		log.Fatal(err)
@@ -81,12 +97,12 @@ func main() {
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(4)
 	db.SetConnMaxLifetime(0)
-	a := &app{db: db}
+	a := &app{db: db, tags: *tags}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /initialize", a.initialize)
-	mux.HandleFunc("GET /books/{id}", a.book)
-	mux.HandleFunc("GET /authors/{id}", a.author)
-	mux.HandleFunc("GET /{$}", a.top)
+	mux.HandleFunc("GET /books/{id}", a.tagged("books", "show", a.book))
+	mux.HandleFunc("GET /authors/{id}", a.tagged("authors", "show", a.author))
+	mux.HandleFunc("GET /{$}", a.tagged("books", "index", a.top))
 	network, addr := "tcp", *listen
 	if p, ok := strings.CutPrefix(*listen, "unix:"); ok {
 		network, addr = "unix", p
@@ -189,14 +205,14 @@ func (a *app) book(w http.ResponseWriter, r *http.Request) {
 	}
 	var title string
 	var price int
-	if err := a.db.QueryRow(qBook, id).Scan(&title, &price); errors.Is(err, sql.ErrNoRows) {
+	if err := a.db.QueryRow(q(r, qBook), id).Scan(&title, &price); errors.Is(err, sql.ErrNoRows) {
 		http.NotFound(w, r)
 		return
 	} else if err != nil {
 		a.fail(w, err)
 		return
 	}
-	rows, err := a.db.Query(qLatestReviews, id)
+	rows, err := a.db.Query(q(r, qLatestReviews), id)
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -222,14 +238,14 @@ func (a *app) author(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var name string
-	if err := a.db.QueryRow(qAuthor, id).Scan(&name); errors.Is(err, sql.ErrNoRows) {
+	if err := a.db.QueryRow(q(r, qAuthor), id).Scan(&name); errors.Is(err, sql.ErrNoRows) {
 		http.NotFound(w, r)
 		return
 	} else if err != nil {
 		a.fail(w, err)
 		return
 	}
-	rows, err := a.db.Query(qAuthorBooks, id)
+	rows, err := a.db.Query(q(r, qAuthorBooks), id)
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -253,7 +269,7 @@ func (a *app) author(w http.ResponseWriter, r *http.Request) {
 	for _, b := range books {
 		// The N+1: one query per book.
 		var avg sql.NullFloat64
-		if err := a.db.QueryRow(qAvgRating, b.id).Scan(&avg); err != nil {
+		if err := a.db.QueryRow(q(r, qAvgRating), b.id).Scan(&avg); err != nil {
 			a.fail(w, err)
 			return
 		}
@@ -263,7 +279,7 @@ func (a *app) author(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *app) top(w http.ResponseWriter, r *http.Request) {
-	rows, err := a.db.Query(qTopBooks)
+	rows, err := a.db.Query(q(r, qTopBooks))
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -280,4 +296,48 @@ func (a *app) top(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<li><a href=/books/%d>%s</a></li>", id, html.EscapeString(title))
 	}
 	fmt.Fprint(w, "</ol>")
+}
+
+type tagKey struct{}
+
+// tagged puts the request's SQL tags in its context, when -sql-tags is
+// on.
+func (a *app) tagged(controller, action string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var c string
+		switch a.tags {
+		case "marginalia":
+			id := r.Header.Get("X-Request-Id")
+			if id == "" || strings.ContainsAny(id, ",*/") {
+				id = randomHex(16)
+			}
+			c = "/*application:bookshop,controller:" + controller + ",action:" + action + ",request_id:" + id + "*/"
+		case "sqlcommenter":
+			tp := r.Header.Get("traceparent")
+			if len(tp) != 55 || strings.Trim(tp, "0123456789abcdef-") != "" {
+				tp = "00-" + randomHex(16) + "-" + randomHex(8) + "-01"
+			}
+			route := strings.ReplaceAll(url.PathEscape(r.Pattern), "/", "%2F")
+			c = "/*action='" + action + "',controller='" + controller + "',route='" + route + "',traceparent='" + tp + "'*/"
+		default:
+			h(w, r)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), tagKey{}, c)))
+	}
+}
+
+// q is a statement with the request's tags at its end.
+func q(r *http.Request, stmt string) string {
+	if c, ok := r.Context().Value(tagKey{}).(string); ok {
+		return stmt + " " + c
+	}
+	return stmt
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	b[0] |= 1
+	return hex.EncodeToString(b)
 }

@@ -1,0 +1,105 @@
+package reqtrace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacktune/stacktune/benchrun"
+	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/loadgen"
+)
+
+// pfsServer are the options of a server whose performance_schema keeps a
+// history long enough for eight home pages at once between two reads.
+var pfsServer = map[string]string{"performance_schema": "ON", "performance_schema_events_statements_history_long_size": "100000"}
+
+func consumers(t *testing.T, db *sql.DB) map[string]string {
+	t.Helper()
+	rows, err := db.Query("SELECT NAME, ENABLED FROM performance_schema.setup_consumers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var n, e string
+		rows.Scan(&n, &e)
+		out[n] = e
+	}
+	return out
+}
+
+// TestTraceRefappPFS is the trace run without the proxy: the statements
+// come from performance_schema's history (the app sends its statements as
+// text: MariaDB records no text for prepared statements), and the
+// consumers it turns on are off again after.
+func TestTraceRefappPFS(t *testing.T) {
+	s := startRefStack(t, stackOptions{server: pfsServer, dsnArgs: "interpolateParams=true"})
+	const me = 12
+	n := expectedChecks(t, s, me)
+	before := consumers(t, s.db.DB())
+	var lines []string
+	rep, _, err := Trace(context.Background(), TraceOptions{
+		Bench: benchrun.Options{Scenario: scenarioFor(t, s.app.URL(), []int{me}, true),
+			Load: loadgen.Options{Duration: 2 * time.Second, KeepAlive: true, Timeout: 30 * time.Second}},
+		PFS:      s.db.DB(),
+		Progress: func(l string) { lines = append(lines, l) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d requests, %d statements, %d attributed, %d not; %v", rep.Requests, rep.Statements, rep.Attributed, rep.Unattributed, rep.Notes)
+	checkHome(t, rep, "GET /", n)
+	// The server's timer tied to this host's clock puts every statement
+	// in its request (but those of the request the end of the run cut).
+	if cut := rep.Skipped["statements of requests cut by the end of the run"]; rep.Unattributed != cut || rep.Ambiguous != 0 {
+		t.Errorf("%d statements not attributed, %d of them in cut requests, %d ambiguous", rep.Unattributed, cut, rep.Ambiguous)
+	}
+	if rep.Source != SourcePFSHistory || rep.RowsExamined != "measured" {
+		t.Errorf("source %q, rows examined %q", rep.Source, rep.RowsExamined)
+	}
+	if after := consumers(t, s.db.DB()); !maps.Equal(before, after) {
+		t.Errorf("consumers before %v, after %v", before, after)
+	}
+	if len(lines) == 0 || !strings.Contains(strings.Join(lines, "\n"), "SET ENABLED = 'NO'") {
+		t.Errorf("the consumers turned on were not announced with their undo: %q", lines)
+	}
+}
+
+// TestTagsRefappPFS: tags read from performance_schema's history while
+// eight users load their home pages at once.
+func TestTagsRefappPFS(t *testing.T) {
+	s := startRefStack(t, stackOptions{server: pfsServer, tags: true, dsnArgs: "interpolateParams=true"})
+	users := []int{4, 6, 9, 10, 11, 14, 15, 16}
+	want := map[int]int{}
+	for _, u := range users {
+		want[u] = expectedChecks(t, s, u)
+	}
+	before := consumers(t, s.db.DB())
+	var traces map[string]int
+	checkTags(t, s, nil, want, func(opt Options) (*Report, error) {
+		return Tags(context.Background(), s.db.DB(), opt, nil, func(context.Context) error {
+			traces = concurrentHomes(t, s.app.URL(), users, 3)
+			return nil
+		})
+	}, func() map[string]int { return traces })
+	if after := consumers(t, s.db.DB()); !maps.Equal(before, after) {
+		t.Errorf("consumers before %v, after %v", before, after)
+	}
+}
+
+// TestPFSOff: without performance_schema, a trace run says how to turn
+// it on, or to use the proxy.
+func TestPFSOff(t *testing.T) {
+	m := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
+	_, _, err := Trace(context.Background(), TraceOptions{Bench: benchrun.Options{URL: "http://127.0.0.1:9/", Load: loadgen.Options{Duration: time.Second}}, PFS: m.DB()})
+	if !errors.Is(err, ErrPFSOff) {
+		t.Errorf("err %v", err)
+	}
+}
