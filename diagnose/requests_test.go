@@ -26,7 +26,6 @@ type refStack struct {
 	db   *sandbox.MariaDB
 	root *sql.DB
 	cfg  refapp.Config
-	opts []refapp.Option
 	mu   sync.Mutex
 	app  *refapp.Server
 	tap  *reqtrace.Tap
@@ -64,7 +63,7 @@ func startRefStack(t *testing.T, proxy, tags bool) *refStack {
 	s.cfg = refapp.Config{DSN: dsn, Listen: ln.Addr().String()}
 	ln.Close()
 	if tags {
-		s.opts = append(s.opts, refapp.SQLTags())
+		s.cfg.SQLTags = true
 	}
 	if err := s.restart(ctx); err != nil {
 		t.Fatal(err)
@@ -85,7 +84,7 @@ func (s *refStack) restart(ctx context.Context) error {
 		s.app.Close()
 	}
 	var err error
-	s.app, err = refapp.Start(context.Background(), s.cfg, s.opts...)
+	s.app, err = refapp.Start(context.Background(), s.cfg)
 	return err
 }
 

@@ -66,11 +66,7 @@ func startRefStack(t *testing.T, o stackOptions) *refStack {
 	if o.dsnArgs != "" {
 		dsn += "?" + o.dsnArgs
 	}
-	var opts []refapp.Option
-	if o.tags {
-		opts = append(opts, refapp.SQLTags())
-	}
-	s.app, err = refapp.Start(ctx, refapp.Config{DSN: dsn}, opts...)
+	s.app, err = refapp.Start(ctx, refapp.Config{DSN: dsn, SQLTags: o.tags})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,6 +89,10 @@ func planIndexes(_ context.Context, p *Pick) (*Work, error) {
 	return w, nil
 }
 
+// appNPlusOne is the audit's finding for the N+1 patterns the diagnosis
+// measured per request (Result.NPlusOne lists them too).
+const appNPlusOne = "app-n-plus-one"
+
 // Pick is a diagnosis as the steps of one round see it: each audit
 // finding and each N+1 pattern goes to the first step that takes it, and
 // what no step took is listed as not applied, with why.
@@ -159,7 +163,7 @@ func (p *Pick) notApplied() []Finding {
 	for _, n := range p.D.NPlusOne {
 		if !p.takenN[n.ID] {
 			f := NPlusOneFinding(n)
-			f.Reason = "a change to the application's code: load the rows in one query (a JOIN or IN (...)), or the set once per request, not one query per row"
+			f.Reason = "a change to the application's code: " + f.Change
 			out = append(out, f)
 		}
 	}
@@ -167,7 +171,8 @@ func (p *Pick) notApplied() []Finding {
 		return out
 	}
 	for i := range p.D.Audit.Findings {
-		if p.taken[i] {
+		// The audit's app-n-plus-one findings are the N+1 patterns above.
+		if p.taken[i] || (p.D.Audit.Findings[i].ID == appNPlusOne && len(p.D.NPlusOne) > 0) {
 			continue
 		}
 		f := &p.D.Audit.Findings[i]
@@ -214,17 +219,29 @@ func AuditFinding(f *advise.Finding) Finding {
 	return out
 }
 
-// NPlusOneFinding describes an N+1 pattern with the endpoint that runs it
-// and its counts.
+// NPlusOneFinding describes an N+1 pattern with the endpoint that runs it,
+// its counts (measured per request, or estimated: said which) and the
+// rewrite.
 func NPlusOneFinding(n diagnose.NPlusOne) Finding {
 	where := "endpoint unknown"
 	if n.Endpoint != "" {
-		where = fmt.Sprintf("%s (about %.0f calls per request)", n.Endpoint, n.CallsPerRequest)
+		how := "about"
+		if n.Source == diagnose.EndpointMeasured {
+			how = "measured:"
+		}
+		where = fmt.Sprintf("%s (%s %.0f calls per request)", n.Endpoint, how, n.CallsPerRequest)
 	}
-	return Finding{ID: "n-plus-one", Title: "N+1 queries in " + where + ": " + n.Fingerprint,
+	f := Finding{ID: "n-plus-one", Title: "N+1 queries in " + where + ": " + n.Fingerprint,
 		Evidence: []string{n.Problem, fmt.Sprintf("%d calls, %.1f rows per call, %.2fs in the run", n.Calls, n.RowsPerCall, n.TimeS), "sample: " + n.Sample},
 		Change:   "load the rows once per request (an IN list, a JOIN, or a set kept in memory) instead of one query per row",
-		Source:   "stacktune diagnose"}
+		Source:   "stacktune diagnose (" + n.Source + ")"}
+	if n.PerRequestMax > 0 {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("at most %d calls in one request, %.1f ms per request (%.0f%% of the request's time)", n.PerRequestMax, n.TimePerRequestS*1000, n.RequestShare*100))
+	}
+	if n.Rewrite != "" {
+		f.Change = n.Rewrite
+	}
+	return f
 }
 
 // findingsOf describes the audit findings behind changes, once each.

@@ -48,7 +48,7 @@ type diagnoseOptions struct {
 	format   string
 	output   string
 	snapshot string
-	// the per-request view (diagnose only)
+	// the per-request view
 	requests diagnose.RequestOptions
 }
 
@@ -112,12 +112,6 @@ not recorded in the history (the capture slows the server down).`,
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.DiagnoseFormats, ", "))
 	f.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of standard output")
 	f.StringVar(&o.snapshot, "snapshot", "", "also save the snapshot taken during the run (JSON, for stacktune audit)")
-	f.StringVar(&o.requests.Trace, "trace", "", "after the run, a trace run to tie each statement to its request: proxy (stacktune's MySQL proxy on --trace-listen) or pfs (performance_schema's statement history)")
-	f.StringVar(&o.requests.ProxyListen, "trace-listen", "", "with --trace proxy: where the proxy listens for the whole diagnosis (host:port or unix:/path); point the app's DSN there (--app-restart makes it reconnect), and back at the server after")
-	f.IntVar(&o.requests.TraceConnections, "trace-connections", 1, "the trace run's requests in flight at once")
-	f.DurationVar(&o.requests.TraceDuration, "trace-duration", diagnose.DefaultTraceDuration, "the trace run's duration")
-	f.IntVar(&o.requests.NPlusOne, "n-plus-one", reqtrace.DefaultNPlusOne, "N: a statement run N times or more in one request is an N+1")
-	f.BoolVar(&o.requests.NoTags, "no-tags", false, "do not read the captured statements' sqlcommenter/marginalia tags")
 	return cmd
 }
 
@@ -148,6 +142,12 @@ func (o *diagnoseOptions) flags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.fixed, "fix", nil, "audit: a setting that must not change, NAME=VALUE (repeatable)")
 	f.BoolVar(&o.dedicatedDB, "dedicated-db", false, "audit: the host runs the database alone")
 	f.StringVar(&o.reserve, "memory-reserve", "", "audit: RAM to keep for the OS and other services, e.g. 2GiB")
+	f.StringVar(&o.requests.Trace, "trace", "", "after the run, a trace run to tie each statement to its request: proxy (stacktune's MySQL proxy on --trace-listen) or pfs (performance_schema's statement history)")
+	f.StringVar(&o.requests.ProxyListen, "trace-listen", "", "with --trace proxy: where the proxy listens for the whole diagnosis (host:port or unix:/path); point the app's DSN there (--app-restart makes it reconnect), and back at the server after")
+	f.IntVar(&o.requests.TraceConnections, "trace-connections", 1, "the trace run's requests in flight at once")
+	f.DurationVar(&o.requests.TraceDuration, "trace-duration", diagnose.DefaultTraceDuration, "the trace run's duration")
+	f.IntVar(&o.requests.NPlusOne, "n-plus-one", reqtrace.DefaultNPlusOne, "N: a statement run N times or more in one request is an N+1")
+	f.BoolVar(&o.requests.NoTags, "no-tags", false, "do not read the captured statements' sqlcommenter/marginalia tags")
 }
 
 // diagnoseSources maps --source to the library's names.
@@ -211,6 +211,10 @@ func diagnoseOpts(cmd *cobra.Command, o diagnoseOptions, url string, stderr io.W
 		Database: o.db, Classes: o.classes, IndexClasses: o.indexLimit, RowLimit: o.rowLimit, ProofRuns: o.proofRuns, Audit: aopt,
 		Progress: func(line string) { fmt.Fprintln(stderr, "stacktune diagnose:", report.Clean(line)) },
 	}
+	opt.Requests = o.requests
+	if opt.Requests.Trace == diagnose.TraceProxy && opt.Requests.ProxyListen == "" {
+		return opt, errors.New("--trace proxy needs --trace-listen: where the proxy listens for the app (its DSN points there)")
+	}
 	// The app reconnects by its reload when it has one, else by its
 	// restart.
 	for _, c := range []struct{ flag, cmd string }{{"--app-reload", o.appReload}, {"--app-restart", o.appRestart}} {
@@ -233,10 +237,6 @@ func runDiagnose(ctx context.Context, cmd *cobra.Command, o diagnoseOptions, url
 	opt, err := diagnoseOpts(cmd, o, url, stderr)
 	if err != nil {
 		return err
-	}
-	opt.Requests = o.requests
-	if opt.Requests.Trace == diagnose.TraceProxy && opt.Requests.ProxyListen == "" {
-		return errors.New("--trace proxy needs --trace-listen: where the proxy listens for the app (its DSN points there)")
 	}
 	res, err := diagnose.Run(ctx, opt)
 	switch {

@@ -127,7 +127,10 @@ func startStack(ctx context.Context, dir string, scale int, say func(string, ...
 	if err := os.MkdirAll(filepath.Dir(s.appConfig), 0o755); err != nil {
 		return s, err
 	}
-	cfg := refapp.Config{Listen: "127.0.0.1:0", DSN: s.db.TCPDSN(appDB), Memcached: s.mc.Addr()}
+	// The app tags its SQL as an app instrumented with sqlcommenter does,
+	// so the diagnosis ties every statement to its request (package
+	// reqtrace) at the bench's concurrency.
+	cfg := refapp.Config{Listen: "127.0.0.1:0", DSN: s.db.TCPDSN(appDB), Memcached: s.mc.Addr(), SQLTags: true}
 	if s.app, err = refapp.Start(ctx, cfg); err != nil {
 		return s, err
 	}

@@ -36,7 +36,7 @@ func newAppTarget(s *stack, cfg refapp.Config) *appTarget {
 
 func appState(c refapp.Config) apply.State {
 	return apply.State{"listen": c.Listen, "dsn": c.DSN, "memcached": c.Memcached,
-		"cache_batch": strconv.FormatBool(c.CacheBatch), "friend_set": strconv.FormatBool(c.FriendSet)}
+		"cache_batch": strconv.FormatBool(c.CacheBatch), "friend_set": strconv.FormatBool(c.FriendSet), "sql_tags": strconv.FormatBool(c.SQLTags)}
 }
 
 func (a *appTarget) Name() string { return "app" }

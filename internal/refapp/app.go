@@ -54,6 +54,10 @@ type Config struct {
 	// (the default) keeps the first version's query per row. The page is
 	// the same either way.
 	FriendSet bool `json:"friend_set"`
+	// SQLTags tags every statement with its request's route and trace,
+	// as sqlcommenter does (see sqltags.go): how an instrumented app lets
+	// stacktune tie statements to requests at any concurrency.
+	SQLTags bool `json:"sql_tags"`
 }
 
 // CacheTTL is the expiry, in seconds, of the users cached with
@@ -114,9 +118,8 @@ type Server struct {
 }
 
 // Start opens the database (and memcached when configured), listens and
-// serves until Close or ctx ends. Options change how it runs beyond its
-// Config (see SQLTags).
-func Start(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
+// serves until Close or ctx ends.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
 	mcfg, err := mysql.ParseDSN(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("refapp: DSN: %w", err)
@@ -132,10 +135,7 @@ func Start(ctx context.Context, cfg Config, opts ...Option) (*Server, error) {
 		db.Close()
 		return nil, fmt.Errorf("refapp: database: %w", err)
 	}
-	s := &Server{db: &taggedDB{DB: db}, batch: cfg.CacheBatch, friendSet: cfg.FriendSet, sessions: make(map[string]int), done: make(chan struct{})}
-	for _, o := range opts {
-		o(s)
-	}
+	s := &Server{db: &taggedDB{DB: db, tags: cfg.SQLTags}, batch: cfg.CacheBatch, friendSet: cfg.FriendSet, sessions: make(map[string]int), done: make(chan struct{})}
 	if cfg.Memcached != "" {
 		s.mc = newMC(cfg.Memcached)
 		if _, err := s.mc.get("refapp:ping"); err != nil && !errors.Is(err, errCacheMiss) {

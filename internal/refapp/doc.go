@@ -25,7 +25,7 @@
 // or the demo can show the batching. A Config can live in a JSON file
 // that a tool edits: LoadConfig reads it (unknown keys are an error),
 // Config.Write writes it ("listen", "dsn", "memcached", "cache_batch").
-// With the Start option SQLTags, every statement ends with the
+// With Config.SQLTags, every statement ends with the
 // sqlcommenter tags of its request (route, action, framework, driver and
 // W3C traceparent), as an app instrumented with OpenTelemetry's
 // sqlcommenter sends them (package reqtrace groups them by request).

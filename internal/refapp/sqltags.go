@@ -10,12 +10,9 @@ import (
 	"strings"
 )
 
-// Option changes how Start runs the app.
-type Option func(*Server)
-
-// SQLTags makes the app tag every statement it sends the way an app
-// instrumented with sqlcommenter (OpenTelemetry's) does: a comment at its
-// end with the request's route, action, framework, driver and W3C
+// Config.SQLTags makes the app tag every statement it sends the way an
+// app instrumented with sqlcommenter (OpenTelemetry's) does: a comment at
+// its end with the request's route, action, framework, driver and W3C
 // traceparent, keys sorted, values URL-encoded and quoted:
 //
 //	SELECT ... WHERE id = ? /*action='profile',db_driver='go-sql-driver%2Fmysql',framework='net%2Fhttp',route='GET%20%2Fprofile%2F%7Baccount_name%7D',traceparent='00-<trace>-<span>-01'*/
@@ -23,7 +20,6 @@ type Option func(*Server)
 // The trace is the one of the request's traceparent header when it has a
 // valid one (a tracing proxy or load generator sent it), else a new one
 // per request, as a tracer starting a trace does.
-func SQLTags() Option { return func(s *Server) { s.db.tags = true } }
 
 // taggedDB is the app's pool; with tags on, each statement gets its
 // request's tags from the context.
