@@ -236,7 +236,11 @@ func NPlusOneFinding(n diagnose.NPlusOne) Finding {
 		Change:   "load the rows once per request (an IN list, a JOIN, or a set kept in memory) instead of one query per row",
 		Source:   "stacktune diagnose (" + n.Source + ")"}
 	if n.PerRequestMax > 0 {
-		f.Evidence = append(f.Evidence, fmt.Sprintf("at most %d calls in one request, %.1f ms per request (%.0f%% of the request's time)", n.PerRequestMax, n.TimePerRequestS*1000, n.RequestShare*100))
+		e := fmt.Sprintf("at most %d calls in one request, %.1f ms per request", n.PerRequestMax, n.TimePerRequestS*1000)
+		if n.RequestShare > 0 {
+			e += fmt.Sprintf(" (%.0f%% of the request's time)", n.RequestShare*100)
+		}
+		f.Evidence = append(f.Evidence, e)
 	}
 	if n.Rewrite != "" {
 		f.Change = n.Rewrite
