@@ -16,6 +16,8 @@ declare -A need=(
   [wrk]=wrk
   [mysqltuner]=mysqltuner
   [chromium]=chromium
+  [openssh-server]=sshd
+  [python3-locust]=locust
 )
 missing=()
 for pkg in "${!need[@]}"; do
