@@ -165,25 +165,39 @@ func (n *Netns) Stop() error {
 func (n *Netns) Diagnostics() string { return "" }
 
 // Do runs fn on an OS thread that has joined the namespace, so sockets fn
-// opens are the namespace's. The thread is not given back to the Go
-// runtime afterwards: it ends with fn's goroutine.
+// opens are the namespace's. The thread joins its own namespace again
+// afterwards; if it cannot, it is not given back to the Go runtime and
+// ends with fn's goroutine. (A thread that ends kills the processes it
+// started with Pdeathsig, the sandbox's servers among them: it must come
+// back rather than die.)
 func (n *Netns) Do(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		// No UnlockOSThread: the thread dies with this goroutine instead
-		// of going back to the pool in another namespace.
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("sandbox: this thread's netns: %w", err)
+			return
+		}
+		defer home.Close()
 		f, err := os.Open(filepath.Join("/run/netns", n.name))
 		if err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("sandbox: netns %s: %w", n.name, err)
 			return
 		}
 		defer f.Close()
 		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("sandbox: setns %s: %w", n.name, err)
 			return
 		}
-		errc <- fn()
+		err = fn()
+		if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
 	}()
 	return <-errc
 }
