@@ -71,7 +71,9 @@ func TestCollectLab(t *testing.T) {
 	fs, err := Collect(context.Background(), hosts, CollectOptions{
 		Dialer:   &SSHDialer{KnownHosts: []string{lab.KnownHosts}, ConnectTimeout: 5 * time.Second},
 		Parallel: 3,
-		Progress: func(done, total int, h Host) { progress = append(progress, fmt.Sprintf("%d/%d %s", done, total, h.Name)) },
+		Progress: func(done, total int, h Host) {
+			progress = append(progress, fmt.Sprintf("%d/%d %s", done, total, h.Name))
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
