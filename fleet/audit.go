@@ -105,8 +105,18 @@ func Audit(fs *Snapshot, opt AuditOptions) *Report {
 			snaps = append(snaps, hostSnap{h.Name, h.Snapshot})
 			res := advise.Audit(h.Snapshot, opt.Advise)
 			r.PerHost[h.Name] = res
+			// A finding is the same on two hosts when it has the same id,
+			// place among the host's findings of that id and settings to
+			// change (titles and values can hold per-host paths).
+			nth := map[string]int{}
 			for _, f := range res.Findings {
-				key := f.ID + "\x00" + f.Title
+				nth[f.ID]++
+				var names []string
+				for _, c := range f.Changes() {
+					names = append(names, string(c.Kind)+" "+c.Name)
+				}
+				slices.Sort(names)
+				key := fmt.Sprintf("%s#%d %s", f.ID, nth[f.ID], strings.Join(names, ","))
 				if i, ok := byID[key]; ok {
 					rr.Findings[i].Hosts = append(rr.Findings[i].Hosts, h.Name)
 					continue
@@ -124,7 +134,7 @@ func Audit(fs *Snapshot, opt AuditOptions) *Report {
 		if len(snaps) >= minHosts {
 			rr.Outliers = outliers(snaps)
 		} else {
-			rr.NotCompared = fmt.Sprintf("%d hosts answered: at least %d are needed to tell an odd one", len(snaps), minHosts)
+			rr.NotCompared = fmt.Sprintf("%d of the role's hosts answered: at least %d are needed to tell an odd one", len(snaps), minHosts)
 		}
 		r.Roles = append(r.Roles, rr)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/fleet"
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
 )
@@ -36,7 +37,14 @@ change to make as a typed setting, the expected effect, the risk (durability, me
 restart) and its source. Advice fits the server's flavour and version, can say
 decrease, and keeps the memory budget. Changes that can lose commits on a crash are
 only proposed with --allow-durability-loss; settings given with --fix are never
-touched. It only reads.`,
+touched. It only reads.
+
+Given a fleet snapshot ("stacktune collect --hosts ... -o fleet.json") it audits
+every host and reports by role (the inventory's groups): each finding with the
+hosts it applies to, the outlier hosts (a setting that differs from the one most
+of the role's hosts share, a rate at least twice or at most half the role's
+median: one server with another ip_local_port_range, one with twice the
+TIME_WAIT), and the hosts that did not answer, with why.`,
 		Example: `  stacktune audit snap.json
   stacktune audit --dsn 'monitor:pw@unix(/run/mysqld/mysqld.sock)/' --nginx-conf /etc/nginx/nginx.conf
   stacktune audit --fix innodb_doublewrite=1 --fix innodb_flush_log_at_trx_commit=1 --format json snap.json`,
@@ -71,6 +79,9 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr
 			return fmt.Errorf("--memory-reserve: %w", err)
 		}
 		opt.MemoryReserveBytes = n
+	}
+	if len(args) == 1 && fleet.IsFleet(args[0]) {
+		return runFleetAudit(args[0], o, fleet.AuditOptions{Advise: opt}, stdout)
 	}
 	var s *collect.Snapshot
 	if len(args) == 1 {

@@ -75,6 +75,22 @@ const (
 	FaultWrongKey    = "wrong-key"
 )
 
+// labNginxConf is the web hosts' nginx.conf (web4 turns gzip on).
+const labNginxConf = `worker_processes 2;
+pid {{DIR}}/nginx.pid;
+events { worker_connections 768; }
+http {
+	sendfile on;
+	keepalive_timeout 65;
+	access_log {{DIR}}/access.log;
+	upstream app { server 127.0.0.1:8080; }
+	server {
+		listen 80;
+		location / { proxy_pass http://app; }
+	}
+}
+`
+
 // LabPortRange is the outlier's net.ipv4.ip_local_port_range.
 const LabPortRange = "40000 60999"
 
@@ -154,6 +170,16 @@ func StartFleetLab(ctx context.Context, opts FleetLabOptions) (lab *FleetLab, er
 			}
 		}
 		known = append(known, knownhosts.Line([]string{knownhosts.Normalize(net.JoinHostPort(h.Addr, strconv.Itoa(h.Port)))}, key))
+		if sp.role == "web" {
+			// What nginx's collector reads: no nginx needs to run.
+			conf := labNginxConf
+			if sp.name == "web4" {
+				conf = strings.Replace(conf, "sendfile on;", "sendfile on;\n\tgzip on;", 1)
+			}
+			if err := os.WriteFile(filepath.Join(h.Dir, "nginx.conf"), []byte(strings.ReplaceAll(conf, "{{DIR}}", h.Dir)), 0o644); err != nil {
+				return nil, err
+			}
+		}
 		switch sp.fault {
 		case FaultPortRange:
 			if err := h.Netns.Sysctl(ctx, "net.ipv4.ip_local_port_range", LabPortRange); err != nil {
@@ -177,6 +203,9 @@ func StartFleetLab(ctx context.Context, opts FleetLabOptions) (lab *FleetLab, er
 				continue
 			}
 			fmt.Fprintf(&inv, "%s ansible_host=%s ansible_port=%d", h.Name, h.Addr, h.Port)
+			if role == "web" {
+				fmt.Fprintf(&inv, " stacktune_collect_args='--nginx-conf %s'", filepath.Join(h.Dir, "nginx.conf"))
+			}
 			if opts.HostVars != "" {
 				fmt.Fprintf(&inv, " %s", strings.ReplaceAll(opts.HostVars, "{{DIR}}", h.Dir))
 			}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/fleet"
+	"github.com/stacktune/stacktune/internal/atomicfile"
+	"github.com/stacktune/stacktune/inventory"
+	"github.com/stacktune/stacktune/report"
+)
+
+// fleetFlags are the flags that reach a fleet over SSH (collect --hosts,
+// apply --hosts).
+type fleetFlags struct {
+	hosts       string
+	limit       []string
+	parallel    int
+	knownHosts  []string
+	identities  []string
+	user        string
+	remoteBin   string
+	hostTimeout time.Duration
+	connTimeout time.Duration
+}
+
+func (o *fleetFlags) add(f *pflag.FlagSet, hostTimeout time.Duration) {
+	f.StringVar(&o.hosts, "hosts", "", "an Ansible INI inventory: run on each of its hosts over SSH (groups are roles)")
+	f.StringSliceVar(&o.limit, "limit", nil, "with --hosts: only these groups or hosts")
+	f.IntVar(&o.parallel, "parallel", fleet.DefaultParallel, "with --hosts: hosts worked on at once")
+	f.StringArrayVar(&o.knownHosts, "known-hosts", nil, "with --hosts: known_hosts file (repeatable; default ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts); unknown or changed host keys are refused")
+	f.StringArrayVar(&o.identities, "identity", nil, "with --hosts: private key for hosts without ansible_ssh_private_key_file (repeatable; default ~/.ssh/id_ed25519, id_ecdsa, id_rsa; ssh-agent too)")
+	f.StringVar(&o.user, "ssh-user", "", "with --hosts: login for hosts without ansible_user (default: you)")
+	f.StringVar(&o.remoteBin, "remote-binary", "", "with --hosts: the stacktune already on every host (default: copy this one for the run, removed after)")
+	f.DurationVar(&o.hostTimeout, "host-timeout", hostTimeout, "with --hosts: bound on one host's work")
+	f.DurationVar(&o.connTimeout, "connect-timeout", 10*time.Second, "with --hosts: bound on connecting and the SSH handshake")
+}
+
+// selectHosts reads the inventory and keeps --limit's hosts.
+func (o *fleetFlags) selectHosts() ([]inventory.Host, error) {
+	inv, err := inventory.Load(o.hosts)
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := inv.Select(o.limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("%s: %w", o.hosts, fleet.ErrNoHosts)
+	}
+	return hosts, nil
+}
+
+func (o *fleetFlags) dialer() *fleet.SSHDialer {
+	return &fleet.SSHDialer{KnownHosts: o.knownHosts, Identities: o.identities, User: o.user, ConnectTimeout: o.connTimeout}
+}
+
+// fleetCollectArgs are the flags of `stacktune collect` given on this
+// command line, for every host: the collectors' and the MySQL server's.
+func fleetCollectArgs(cmd *cobra.Command) ([]string, error) {
+	names := map[string]bool{"defaults-file": true, "no-defaults": true, "dsn": true}
+	for _, r := range collect.Registered() {
+		for _, f := range r.Flags {
+			names[f.Name] = true
+		}
+	}
+	var args []string
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch {
+		case f.Name == "dsn-env":
+			err = errors.New("--dsn-env names a variable of this shell, which the hosts do not have: give each host an option file (--defaults-file, or ~/.my.cnf there) or stacktune_collect_args in the inventory")
+		case f.Name == "dsn":
+			if cfg, perr := mysql.ParseDSN(f.Value.String()); perr == nil && cfg.Passwd != "" {
+				err = errors.New("--dsn holds a password, which would be on every host's command line: put it in an option file there (--defaults-file or ~/.my.cnf)")
+			}
+			args = append(args, "--dsn", f.Value.String())
+		case names[f.Name]:
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return args, err
+}
+
+// runFleetCollect is `stacktune collect --hosts`.
+func runFleetCollect(ctx context.Context, cmd *cobra.Command, o fleetFlags, out string, stderr io.Writer) error {
+	hosts, err := o.selectHosts()
+	if err != nil {
+		return err
+	}
+	args, err := fleetCollectArgs(cmd)
+	if err != nil {
+		return err
+	}
+	show := isTerminal(stderr)
+	fs, err := fleet.Collect(ctx, hosts, fleet.CollectOptions{
+		Dialer: o.dialer(), Binary: fleet.Binary{Remote: o.remoteBin}, Args: args, Parallel: o.parallel, HostTimeout: o.hostTimeout,
+		Progress: func(done, total int, h fleet.Host) {
+			if show {
+				fmt.Fprintf(stderr, "\r\033[K%d/%d hosts (%s)", done, total, report.Clean(h.Name))
+			}
+		},
+	})
+	if show {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if fs == nil {
+		return err
+	}
+	fs.Inventory = o.hosts
+	if out == "" || out == "-" {
+		if err := writeJSON(cmd.OutOrStdout(), fs); err != nil {
+			return err
+		}
+	} else {
+		if err := saveJSON(out, fs); err != nil {
+			return err
+		}
+		if err := report.FleetHosts(stderr, fs); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "stacktune: fleet snapshot written to %s (stacktune audit %s)\n", out, out)
+	}
+	if err != nil {
+		return err
+	}
+	if n := len(fs.Failed()); n == len(fs.Hosts) {
+		return fmt.Errorf("no host answered (%d tried)", n)
+	}
+	return nil
+}
+
+// runFleetAudit is `stacktune audit FLEET.json`.
+func runFleetAudit(path string, o auditOptions, opt fleet.AuditOptions, stdout io.Writer) error {
+	fs, err := fleet.Load(path)
+	if err != nil {
+		return err
+	}
+	if o.emit != "" {
+		return errors.New("--emit with a fleet snapshot: audit one host's snapshot, or use stacktune apply --hosts with a change set")
+	}
+	if err := report.CheckFormat(o.format, report.FleetFormats...); err != nil {
+		return err
+	}
+	return report.FleetAudit(stdout, fleet.Audit(fs, opt), o.format)
+}
+
+// hostNames lists the hosts, for messages.
+func hostNames(hs []inventory.Host) string {
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// saveJSON writes atomically: never a half-written file.
+func saveJSON(path string, v any) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return writeJSON(w, v) })
+}
