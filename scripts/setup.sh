@@ -18,7 +18,8 @@ declare -A need=(
   [chromium]=chromium
   [openssh-server]=sshd
   [python3-locust]=locust
-  [python3-bs4]=/usr/lib/python3/dist-packages/bs4
+  [python3-lxml]=/usr/lib/python3/dist-packages/lxml
+  [python3-cssselect]=/usr/lib/python3/dist-packages/cssselect
 )
 missing=()
 for pkg in "${!need[@]}"; do
