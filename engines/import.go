@@ -249,7 +249,7 @@ func locustFailures(name string, b []byte, idx map[string]int, r *loadgen.Result
 		}
 		msg := row.get("Error")
 		if m := locustError.FindStringSubmatch(msg); m != nil {
-			msg = m[2]
+			msg = pyUnquote(m[2])
 		}
 		kind := loadgen.ErrOther
 		if k, _, ok := strings.Cut(msg, ":"); ok && slices.Contains(errorKinds, loadgen.ErrKind(k)) {
@@ -499,4 +499,48 @@ func histLatency(h map[float64]int64, mean, maxMS float64) loadgen.Latency {
 		return msDur(keys[len(keys)-1])
 	}
 	return loadgen.Latency{Mean: msDur(mean), P50: at(0.5), P90: at(0.9), P99: at(0.99), Max: msDur(maxMS)}
+}
+
+// pyUnquote undoes the escapes of a Python string's repr: \\, \', \",
+// \n, \t, \r, \xNN, \uNNNN. Anything else is kept as written.
+func pyUnquote(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case '\\', '\'', '"':
+			b.WriteByte(c)
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'x', 'u':
+			n := 2
+			if c == 'u' {
+				n = 4
+			}
+			if i+1+n <= len(s) {
+				if v, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32); err == nil {
+					b.WriteRune(rune(v))
+					i += n
+					continue
+				}
+			}
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }

@@ -45,6 +45,9 @@ func Locust(w io.Writer, s *scenario.Scenario, opt ExportOptions) ([]string, err
 		warn = append(warn, "Locust's open model paces each user (constant_throughput): a user whose request is slow falls behind instead of queueing, and latency is measured from the actual send, not the intended one (stacktune bench corrects for coordinated omission)")
 	}
 	warn = append(warn, "{{NAME.seq}} is round-robin per Locust process (each worker has its own sequence), not across the whole run")
+	if literalURLSpace(m) {
+		warn = append(warn, "a step's URL has a space or other character a URL cannot hold in its literal text: stacktune bench sends it as is, Locust's requests percent-encodes it (%20)")
+	}
 	if m.NeedsHTML {
 		warn = append(warn, "CSS selector checks and captures need lxml and cssselect on every Locust host (Debian: python3-lxml python3-cssselect; BeautifulSoup, python3-bs4, works too but parses a page tens of times slower)")
 	}
@@ -396,3 +399,20 @@ def pre_run(environment, **kwargs):
     else:
         logging.info("stacktune: pre_run took %.3fs", time.perf_counter() - started)
 `
+
+// literalURLSpace reports a URL template whose literal text holds a byte a
+// URL cannot (a space, a control, a quote).
+func literalURLSpace(m *model) bool {
+	steps := append([]step{}, m.Steps...)
+	if m.Login != nil {
+		steps = append(steps, *m.Login)
+	}
+	for _, st := range steps {
+		for _, p := range st.URL {
+			if p[0] == scenario.PartText && strings.ContainsAny(p[1].(string), " \t\"<>`{}|\\^") {
+				return true
+			}
+		}
+	}
+	return false
+}
