@@ -155,3 +155,62 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// FleetApply renders a rolling fleet apply: each batch's hosts with their
+// state, where the roll stopped, and what a person must finish by hand.
+func FleetApply(w io.Writer, r *fleet.ApplyReport, format string) error {
+	switch format {
+	case JSON:
+		return WriteJSON(w, r)
+	case Text, "":
+	default:
+		return CheckFormat(format, Text, JSON)
+	}
+	ew := &errWriter{w: w}
+	counts := map[string]int{}
+	for _, h := range r.Hosts {
+		counts[h.State]++
+	}
+	var parts []string
+	for _, st := range []string{fleet.HostApplied, fleet.HostDryRun, fleet.HostFailed, fleet.HostUnknown, fleet.HostRolledBack, fleet.HostRollbackFailed, fleet.HostNotStarted} {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	ew.printf("# fleet apply %q: %d hosts in %d batches: %s (%s)\n", r.Label, len(r.Hosts), len(r.Batches), strings.Join(parts, ", "),
+		(time.Duration(r.ElapsedS * float64(time.Second))).Round(time.Millisecond))
+	if r.StoppedAt != "" {
+		ew.printf("# stopped at %s: the batches after its own were not started and every host where the change set was in place was rolled back\n", r.StoppedAt)
+	}
+	batch := 0
+	for _, h := range r.Hosts {
+		if h.Batch != batch && h.Batch != 0 {
+			batch = h.Batch
+			what := "batch"
+			if batch == 1 {
+				what = "canary"
+			}
+			ew.printf("\n%s %d:\n", what, batch)
+		} else if h.Batch == 0 && batch != -1 {
+			batch = -1
+			ew.printf("\nnot started:\n")
+		}
+		line := fmt.Sprintf("   %-16s %-8s %-16s", h.Name, h.Role, h.State)
+		if h.ElapsedS > 0 {
+			line += fmt.Sprintf(" %.1fs", h.ElapsedS)
+		}
+		ew.printf("%s\n", strings.TrimRight(line, " "))
+		if h.Error != "" {
+			ew.printf("      %s: %s\n", h.Stage, h.Error)
+		}
+		if h.HandFix != "" {
+			ew.printf("      finish by hand on %s: %s\n", h.Name, h.HandFix)
+		}
+		if h.Output != "" && (h.State == fleet.HostDryRun || h.State == fleet.HostFailed) {
+			for _, l := range strings.Split(h.Output, "\n") {
+				ew.printf("      | %s\n", l)
+			}
+		}
+	}
+	return ew.err
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/fleet"
 	"github.com/stacktune/stacktune/internal/atomicfile"
@@ -174,4 +175,129 @@ func writeJSON(w io.Writer, v any) error {
 // saveJSON writes atomically: never a half-written file.
 func saveJSON(path string, v any) error {
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return writeJSON(w, v) })
+}
+
+// checkExpectLabel refuses a rollback whose transaction (the newest one not
+// rolled back) does not carry label; "" checks nothing.
+func checkExpectLabel(state, label string) error {
+	if label == "" {
+		return nil
+	}
+	hist, err := apply.History(state)
+	if err != nil {
+		return err
+	}
+	for _, t := range hist { // newest first
+		if t.State == "rolled-back" {
+			continue
+		}
+		if t.Label != label {
+			return fmt.Errorf("--expect-label: the transaction to undo is %s (label %q), not one labelled %q: nothing rolled back", t.ID, t.Label, label)
+		}
+		return nil
+	}
+	return fmt.Errorf("--expect-label: no transaction to undo in %s: nothing rolled back", state)
+}
+
+// fleetApplyFlags are apply --hosts' own flags.
+type fleetApplyFlags struct {
+	fleetFlags
+	canary, batch int
+}
+
+func (o *fleetApplyFlags) add(f *pflag.FlagSet) {
+	o.fleetFlags.add(f, 10*time.Minute)
+	f.IntVar(&o.canary, "canary", 1, "with --hosts: hosts of the first batch")
+	f.IntVar(&o.batch, "batch", fleet.DefaultBatch, "with --hosts: hosts of each batch after the canary")
+}
+
+// fleetOwnFlags are the flags that steer the fleet, not any host's apply.
+var fleetOwnFlags = map[string]bool{"hosts": true, "limit": true, "parallel": true, "known-hosts": true, "identity": true, "ssh-user": true,
+	"remote-binary": true, "host-timeout": true, "connect-timeout": true, "canary": true, "batch": true, "label": true, "dry-run": true}
+
+// runFleetApply is `stacktune apply --hosts`.
+func runFleetApply(ctx context.Context, cmd *cobra.Command, fo fleetApplyFlags, o applyOptions, dir string, stdout, stderr io.Writer) error {
+	switch {
+	case dir == "":
+		return errors.New("apply --hosts needs the change set: the directory of stacktune audit --emit, or its changes.json")
+	case o.list:
+		return errors.New("--list with --hosts: run stacktune apply --list on the host")
+	case o.ddl != "":
+		return errors.New("--ddl with --hosts: DDL goes to one database server, not to every host: apply it there")
+	}
+	if err := report.CheckFormat(o.format, report.Text, report.JSON); err != nil {
+		return err
+	}
+	hosts, err := fo.selectHosts()
+	if err != nil {
+		return err
+	}
+	rollbackFlags := newRollbackCmd().Flags()
+	var applyArgs, rollbackArgs []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if fleetOwnFlags[f.Name] || err != nil {
+			return
+		}
+		switch f.Name {
+		case "dsn-env":
+			err = errors.New("--dsn-env names a variable of this shell, which the hosts do not have: give each host an option file (--defaults-file, or ~/.my.cnf there) or stacktune_apply_args")
+			return
+		case "dsn":
+			if cfg, perr := mysql.ParseDSN(f.Value.String()); perr == nil && cfg.Passwd != "" {
+				err = errors.New("--dsn holds a password, which would be on every host's command line: put it in an option file there (--defaults-file or ~/.my.cnf)")
+				return
+			}
+		case "format":
+			return // the hosts print text; this command renders the fleet's report
+		}
+		var vals []string
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			vals = sv.GetSlice()
+		} else {
+			vals = []string{f.Value.String()}
+		}
+		for _, v := range vals {
+			arg := "--" + f.Name + "=" + v
+			applyArgs = append(applyArgs, arg)
+			if rollbackFlags.Lookup(f.Name) != nil {
+				rollbackArgs = append(rollbackArgs, arg)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	label := fmt.Sprintf("fleet %s", time.Now().UTC().Format("2006-01-02T15:04:05Z"))
+	if o.label != "" {
+		label = o.label + " [" + label + "]"
+	}
+	show := isTerminal(stderr)
+	rep, err := fleet.Apply(ctx, hosts, fleet.ApplyOptions{
+		Dialer: fo.dialer(), Binary: fleet.Binary{Remote: fo.remoteBin}, ChangeSet: dir, ApplyArgs: applyArgs, RollbackArgs: rollbackArgs,
+		Label: label, Canary: fo.canary, Batch: fo.batch, Parallel: fo.parallel, HostTimeout: fo.hostTimeout, DryRun: o.dryRun,
+		Progress: func(h fleet.HostApply) {
+			if show {
+				fmt.Fprintf(stderr, "\r\033[K%s: %s", report.Clean(h.Name), h.State)
+			}
+		},
+	})
+	if show {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if rep == nil {
+		return err
+	}
+	if werr := report.FleetApply(stdout, rep, o.format); werr != nil {
+		return werr
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		if rep.StoppedAt != "" {
+			return fmt.Errorf("the fleet apply stopped at %s and was rolled back", rep.StoppedAt)
+		}
+		return errors.New("the fleet apply did not complete")
+	}
+	return nil
 }
