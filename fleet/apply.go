@@ -90,7 +90,7 @@ type ApplyReport struct {
 	// StoppedAt is the first host that failed ("" when none did); the
 	// roll stopped after its batch and every host applied was rolled
 	// back.
-	StoppedAt string `json:"stopped_at,omitempty"`
+	StoppedAt string  `json:"stopped_at,omitempty"`
 	ElapsedS  float64 `json:"elapsed_s"`
 }
 
