@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/internal/sandbox"
 	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
@@ -150,4 +151,42 @@ func withVar(h inventory.Host, name, k, v string) inventory.Host {
 	}
 	h.Vars[k] = v
 	return h
+}
+
+// TestPlanFleet plans from a lab fleet: servers, the port range most hosts
+// run and the rate per server from the TIME_WAIT toward :3306 (100 sockets
+// over 60 s on the median host).
+func TestPlanFleet(t *testing.T) {
+	lab := sandboxtest.NewFleetLab(t, sandbox.FleetLabOptions{Web: 3, TimeWait: 120})
+	hosts := labHosts(t, lab)
+	fs, err := Collect(context.Background(), hosts, CollectOptions{Dialer: &SSHDialer{KnownHosts: []string{lab.KnownHosts}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := capacity.DefaultOptions()
+	o.Rate, o.Workers, o.ResponseTime = 120, 10, 50*time.Millisecond
+	p, err := PlanFleet(fs, PlanInputs{Options: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%q", p.Measured)
+	if p.Role != "web" || p.Report.Inputs.Servers != 5 || p.Report.Inputs.PortRange != "32768 60999" {
+		t.Errorf("inputs %+v", p.Report.Inputs)
+	}
+	// The median host holds 120 TIME_WAIT sockets to :3306: 2 req/s each.
+	if got := p.Report.Inputs.PerServerRate; got != 2 {
+		t.Errorf("rate per server %v, want 120 / 60 s = 2", got)
+	}
+	var needed *capacity.Result
+	for i := range p.Report.Results {
+		if p.Report.Results[i].ID == capacity.IDServersNeeded {
+			needed = &p.Report.Results[i]
+		}
+	}
+	if needed == nil || needed.Value != 60 {
+		t.Errorf("servers needed: %+v, want 120 / 2 = 60", needed)
+	}
+	if _, err := PlanFleet(fs, PlanInputs{Options: o, Role: "cache"}); err == nil {
+		t.Error("an unknown role")
+	}
 }

@@ -214,3 +214,32 @@ func FleetApply(w io.Writer, r *fleet.ApplyReport, format string) error {
 	}
 	return ew.err
 }
+
+// FleetPlan renders a capacity plan made from a fleet: what was taken from
+// the fleet snapshot, then the plan as Capacity renders it.
+func FleetPlan(w io.Writer, p *fleet.Plan, format string) error {
+	switch format {
+	case JSON:
+		return WriteJSON(w, p)
+	case Markdown:
+		ew := &errWriter{w: w}
+		ew.printf("From the fleet snapshot (role %s):\n\n", mdEscape(p.Role))
+		for _, m := range p.Measured {
+			ew.printf("- %s\n", mdEscape(m))
+		}
+		ew.printf("\n")
+		if ew.err != nil {
+			return ew.err
+		}
+	case Text, "":
+		ew := &errWriter{w: w}
+		ew.printf("# from the fleet snapshot (role %s):\n", p.Role)
+		for _, m := range p.Measured {
+			ew.printf("#   %s\n", m)
+		}
+		if ew.err != nil {
+			return ew.err
+		}
+	}
+	return Capacity(w, p.Report, format)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/stacktune/stacktune/apply"
+	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/fleet"
 	"github.com/stacktune/stacktune/internal/atomicfile"
@@ -300,4 +301,30 @@ func runFleetApply(ctx context.Context, cmd *cobra.Command, fo fleetApplyFlags, 
 		return errors.New("the fleet apply did not complete")
 	}
 	return nil
+}
+
+// runFleetPlan is `stacktune plan --fleet`.
+func runFleetPlan(cmd *cobra.Command, o planOptions, stdout io.Writer) error {
+	if err := report.CheckFormat(o.format, report.CapacityFormats...); err != nil {
+		return err
+	}
+	fs, err := fleet.Load(o.fleet)
+	if err != nil {
+		return err
+	}
+	pr, err := capacity.ParsePortRange(o.portRange)
+	if err != nil {
+		return err
+	}
+	o.plan.PortRange = pr
+	o.plan.Closer = capacity.Closer(o.closer)
+	set := map[string]bool{}
+	for _, n := range []string{"servers", "port-range", "tw-buckets"} {
+		set[n] = cmd.Flags().Changed(n)
+	}
+	p, err := fleet.PlanFleet(fs, fleet.PlanInputs{Options: o.plan, Role: o.role, Set: set})
+	if err != nil {
+		return err
+	}
+	return report.FleetPlan(stdout, p, o.format)
 }

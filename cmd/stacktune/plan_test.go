@@ -90,3 +90,12 @@ func TestPlanCLI(t *testing.T) {
 		})
 	}
 }
+
+func TestPlanFleetFlags(t *testing.T) {
+	if _, _, err := run(t, "", "plan", "--rate", "100", "--workers", "10", "--response-time", "10ms"); err == nil || !strings.Contains(err.Error(), "--fleet") {
+		t.Errorf("no --servers and no --fleet: %v", err)
+	}
+	if _, _, err := run(t, "", "plan", "--fleet", "/nonexistent.json", "--rate", "100", "--workers", "10", "--response-time", "10ms"); err == nil {
+		t.Error("a missing fleet snapshot")
+	}
+}

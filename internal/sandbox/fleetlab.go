@@ -26,8 +26,9 @@ type FleetLabOptions struct {
 	// the second has a different ip_local_port_range, the third twice the
 	// others' TIME_WAIT sockets.
 	Web int
-	// TimeWait is the TIME_WAIT sockets left on each healthy web host
-	// (default 100; the third gets twice as many). They last 60 s.
+	// TimeWait is the TIME_WAIT sockets toward port 3306 left on each
+	// healthy web host (default 100; the third gets twice as many). They
+	// last 60 s.
 	TimeWait int
 	// HostVars are added to every host line of hosts.ini
 	// ("stacktune_apply_args=..."), with {{DIR}} replaced by the host's
@@ -225,9 +226,10 @@ func StartFleetLab(ctx context.Context, opts FleetLabOptions) (lab *FleetLab, er
 	return lab, nil
 }
 
-// FillTimeWait leaves count TIME_WAIT sockets on each healthy web host
-// and twice as many on the time-wait one. They last 60 s: call it again
-// before a collection that comes later.
+// FillTimeWait leaves count TIME_WAIT sockets toward port 3306 on each
+// healthy web host, as PHP without persistent connections leaves toward
+// MySQL, and twice as many on the time-wait one. They last 60 s: call it
+// again before a collection that comes later.
 func (l *FleetLab) FillTimeWait(ctx context.Context, count int) error {
 	for _, h := range l.Hosts {
 		if h.Role != "web" || h.Netns == nil || h.Fault == FaultWrongKey {
@@ -237,7 +239,7 @@ func (l *FleetLab) FillTimeWait(ctx context.Context, count int) error {
 		if h.Fault == FaultTimeWait {
 			n *= 2
 		}
-		if err := h.Netns.TimeWait(ctx, n); err != nil {
+		if err := h.Netns.TimeWait(ctx, 3306, n); err != nil {
 			return err
 		}
 	}

@@ -204,11 +204,12 @@ func (n *Netns) Do(fn func() error) error {
 
 // TimeWait leaves count TCP sockets in TIME_WAIT in the namespace (for
 // about 60 s, TCP_TIMEWAIT_LEN): count connections to a listener of its
-// own, each closed first by the client, as non-persistent PHP closes its
-// MySQL connections.
-func (n *Netns) TimeWait(ctx context.Context, count int) error {
+// own on port (0: any free one; the namespace has its own ports, so 3306
+// is free there), each closed first by the client, as non-persistent PHP
+// closes its MySQL connections.
+func (n *Netns) TimeWait(ctx context.Context, port, count int) error {
 	return n.Do(func() error {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
 			return err
 		}
