@@ -1,7 +1,6 @@
 package engines
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -25,15 +24,7 @@ func k6Metric(step int, what string) string { return fmt.Sprintf("stacktune_%02d
 // summary (k6 run --summary-export FILE). The warnings are what k6 does
 // differently.
 func K6(w io.Writer, s *scenario.Scenario, opt ExportOptions) ([]string, error) {
-	o, err := opt.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	m, err := buildModel(s, o)
-	if err != nil {
-		return nil, err
-	}
-	data, err := json.Marshal(m)
+	o, m, data, err := prepare(s, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package engines
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -28,15 +27,7 @@ const SlowType = "STACKTUNE-SLOW"
 // step's think time. The master runs pre_run once before the load.
 // The warnings are what Locust does differently.
 func Locust(w io.Writer, s *scenario.Scenario, opt ExportOptions) ([]string, error) {
-	o, err := opt.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	m, err := buildModel(s, o)
-	if err != nil {
-		return nil, err
-	}
-	data, err := json.Marshal(m)
+	o, m, data, err := prepare(s, opt)
 	if err != nil {
 		return nil, err
 	}

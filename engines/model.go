@@ -1,6 +1,7 @@
 package engines
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -132,6 +133,21 @@ type scoringModel struct {
 // errorKinds are the failure kinds a script reports, as loadgen names
 // them (the prefix of a Locust failure, a k6 counter's suffix).
 var errorKinds = []loadgen.ErrKind{loadgen.ErrConnect, loadgen.ErrTimeout, loadgen.ErrReset, loadgen.ErrProtocol, loadgen.ErrStatus, loadgen.ErrCheck, loadgen.ErrOther}
+
+// prepare is what both exports start with: the options with their
+// defaults, the model and its JSON.
+func prepare(s *scenario.Scenario, opt ExportOptions) (ExportOptions, *model, []byte, error) {
+	o, err := opt.withDefaults()
+	if err != nil {
+		return o, nil, nil, err
+	}
+	m, err := buildModel(s, o)
+	if err != nil {
+		return o, nil, nil, err
+	}
+	data, err := json.Marshal(m)
+	return o, m, data, err
+}
 
 func buildModel(s *scenario.Scenario, o ExportOptions) (*model, error) {
 	base := s.BaseURL

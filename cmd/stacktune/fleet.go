@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/stacktune/stacktune/apply"
-	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/fleet"
 	"github.com/stacktune/stacktune/internal/atomicfile"
@@ -305,24 +304,19 @@ func runFleetApply(ctx context.Context, cmd *cobra.Command, fo fleetApplyFlags, 
 
 // runFleetPlan is `stacktune plan --fleet`.
 func runFleetPlan(cmd *cobra.Command, o planOptions, stdout io.Writer) error {
-	if err := report.CheckFormat(o.format, report.CapacityFormats...); err != nil {
+	in, err := o.inputs()
+	if err != nil {
 		return err
 	}
 	fs, err := fleet.Load(o.fleet)
 	if err != nil {
 		return err
 	}
-	pr, err := capacity.ParsePortRange(o.portRange)
-	if err != nil {
-		return err
-	}
-	o.plan.PortRange = pr
-	o.plan.Closer = capacity.Closer(o.closer)
 	set := map[string]bool{}
 	for _, n := range []string{"servers", "port-range", "tw-buckets"} {
 		set[n] = cmd.Flags().Changed(n)
 	}
-	p, err := fleet.PlanFleet(fs, fleet.PlanInputs{Options: o.plan, Role: o.role, Set: set})
+	p, err := fleet.PlanFleet(fs, fleet.PlanInputs{Options: in, Role: o.role, Set: set})
 	if err != nil {
 		return err
 	}

@@ -85,17 +85,27 @@ beside the figures to set.
 	return cmd
 }
 
-func runPlan(o planOptions, stdout io.Writer) error {
+// inputs checks the format and turns the text flags into the plan's
+// options (plan and plan --fleet).
+func (o planOptions) inputs() (capacity.Options, error) {
 	if err := report.CheckFormat(o.format, report.CapacityFormats...); err != nil {
-		return err
+		return o.plan, err
 	}
 	pr, err := capacity.ParsePortRange(o.portRange)
 	if err != nil {
-		return err
+		return o.plan, err
 	}
 	o.plan.PortRange = pr
 	o.plan.Closer = capacity.Closer(o.closer)
-	p, err := capacity.Compute(o.plan)
+	return o.plan, nil
+}
+
+func runPlan(o planOptions, stdout io.Writer) error {
+	in, err := o.inputs()
+	if err != nil {
+		return err
+	}
+	p, err := capacity.Compute(in)
 	if err != nil {
 		return err
 	}
