@@ -344,3 +344,24 @@ func num(x float64) string {
 	}
 	return strconv.FormatFloat(x, 'f', 2, 64)
 }
+
+// RoleResult is a role's findings as one host's audit result: each the
+// first host's (its change advised from that host's values), for a change
+// set the whole role takes (advise.Emit, then apply --hosts, where a
+// host running another value than a change was advised from refuses it as
+// drifted).
+func (r *Report) RoleResult(role string) (*advise.Result, error) {
+	var names []string
+	for _, rr := range r.Roles {
+		names = append(names, rr.Role)
+		if rr.Role != role {
+			continue
+		}
+		res := &advise.Result{Host: fmt.Sprintf("role %s (%d hosts)", role, len(rr.Hosts)), Taken: r.Taken, Findings: []advise.Finding{}, NotSeen: []string{}}
+		for _, f := range rr.Findings {
+			res.Findings = append(res.Findings, f.Finding)
+		}
+		return res, nil
+	}
+	return nil, fmt.Errorf("no role %q in the fleet snapshot (roles: %s)", role, strings.Join(names, ", "))
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -24,6 +25,7 @@ type auditOptions struct {
 	reserve             string
 	format              string
 	emit                string
+	role, host          string // with a fleet snapshot: one role's, or one host's
 }
 
 func newAuditCmd() *cobra.Command {
@@ -60,6 +62,8 @@ TIME_WAIT), and the hosts that did not answer, with why.`,
 	f.BoolVar(&o.dedicatedDB, "dedicated-db", false, "the host runs the database alone: the buffer pool may take most of the RAM")
 	f.StringVar(&o.reserve, "memory-reserve", "", "RAM to keep for the OS and other services, e.g. 2GiB (default max(1 GiB, 10% of RAM))")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.AuditFormats, ", "))
+	f.StringVar(&o.role, "role", "", "with a fleet snapshot: only this role; with --emit, the change set of the role's findings")
+	f.StringVar(&o.host, "host", "", "with a fleet snapshot: audit this host's snapshot alone")
 	f.StringVar(&o.emit, "emit", "", "also write ready files into this directory: a my.cnf drop-in, a sysctl.d file, an nginx snippet, systemd drop-ins, memcached options, each line commented with its finding id (nothing is applied)")
 	return cmd
 }
@@ -80,13 +84,17 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr
 		}
 		opt.MemoryReserveBytes = n
 	}
-	if len(args) == 1 && fleet.IsFleet(args[0]) {
-		return runFleetAudit(args[0], o, fleet.AuditOptions{Advise: opt}, stdout)
-	}
 	var s *collect.Snapshot
-	if len(args) == 1 {
+	switch {
+	case len(args) == 1 && fleet.IsFleet(args[0]) && o.host == "":
+		return runFleetAudit(args[0], o, fleet.AuditOptions{Advise: opt}, stdout, stderr)
+	case len(args) == 1 && fleet.IsFleet(args[0]):
+		s, err = fleetHost(args[0], o.host)
+	case o.role != "" || o.host != "":
+		return errors.New("--role and --host read a fleet snapshot (stacktune collect --hosts ... -o fleet.json)")
+	case len(args) == 1:
 		s, err = collect.Load(args[0])
-	} else {
+	default:
 		s, err = o.collect.snapshot(ctx, stderr)
 	}
 	if err != nil {

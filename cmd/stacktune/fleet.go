@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/fleet"
@@ -142,19 +144,62 @@ func runFleetCollect(ctx context.Context, cmd *cobra.Command, o fleetFlags, out 
 	return nil
 }
 
-// runFleetAudit is `stacktune audit FLEET.json`.
-func runFleetAudit(path string, o auditOptions, opt fleet.AuditOptions, stdout io.Writer) error {
+// runFleetAudit is `stacktune audit FLEET.json`: the fleet's report by
+// role, or with --emit the change set of one role's findings.
+func runFleetAudit(path string, o auditOptions, opt fleet.AuditOptions, stdout, stderr io.Writer) error {
 	fs, err := fleet.Load(path)
 	if err != nil {
 		return err
 	}
-	if o.emit != "" {
-		return errors.New("--emit with a fleet snapshot: audit one host's snapshot, or use stacktune apply --hosts with a change set")
-	}
 	if err := report.CheckFormat(o.format, report.FleetFormats...); err != nil {
 		return err
 	}
-	return report.FleetAudit(stdout, fleet.Audit(fs, opt), o.format)
+	if o.emit != "" && o.role == "" {
+		return errors.New("--emit with a fleet snapshot: name the role whose change set to write (--role), or one host (--host)")
+	}
+	rep := fleet.Audit(fs, opt)
+	if o.role != "" {
+		if _, err := rep.RoleResult(o.role); err != nil {
+			return err
+		}
+		rep.Roles = slices.DeleteFunc(rep.Roles, func(r fleet.RoleReport) bool { return r.Role != o.role })
+	}
+	if err := report.FleetAudit(stdout, rep, o.format); err != nil {
+		return err
+	}
+	if o.emit == "" {
+		return nil
+	}
+	res, _ := rep.RoleResult(o.role)
+	paths, err := advise.Emit(o.emit, res)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		fmt.Fprintf(stderr, "stacktune: no changes to write into %s\n", o.emit)
+	}
+	for _, p := range paths {
+		fmt.Fprintf(stderr, "stacktune: wrote %s\n", p)
+	}
+	return nil
+}
+
+// fleetHost is one host's snapshot out of a fleet snapshot.
+func fleetHost(path, name string) (*collect.Snapshot, error) {
+	fs, err := fleet.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range fs.Hosts {
+		if h.Name != name {
+			continue
+		}
+		if !h.OK() {
+			return nil, fmt.Errorf("host %s has no snapshot in %s: %s: %s", name, path, h.Stage, h.Error)
+		}
+		return h.Snapshot, nil
+	}
+	return nil, fmt.Errorf("no host %q in %s", name, path)
 }
 
 // hostNames lists the hosts, for messages.

@@ -70,6 +70,19 @@ func TestFleetCollectAudit(t *testing.T) {
 	if js, _, err := run(t, "", "audit", "--format", "json", out); err != nil || !strings.Contains(js, `"outliers"`) {
 		t.Errorf("json: %v", err)
 	}
+	// One role's change set, one host's audit.
+	tuned := filepath.Join(t.TempDir(), "tuned")
+	if _, stderr, err := run(t, "", "audit", "--role", "web", "--emit", tuned, out); err != nil || !strings.Contains(stderr, "wrote "+tuned+"/changes.json") {
+		t.Errorf("--role web --emit: %v\n%s", err, stderr)
+	}
+	if md, _, err := run(t, "", "audit", "--host", "web3", out); err != nil || !strings.Contains(md, "findings for") {
+		t.Errorf("--host web3: %v\n%s", err, md)
+	}
+	for args, want := range map[string]string{"--host web6": "has no snapshot", "--host nosuch": `no host "nosuch"`, "--role nosuch": `no role "nosuch"`, "--emit x": "name the role"} {
+		if _, _, err := run(t, "", append(append([]string{"audit"}, strings.Fields(args)...), out)...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("audit %s: %v, want %q", args, err, want)
+		}
+	}
 	// Refused: a DSN with a password would travel on every command line.
 	if _, _, err := run(t, "", "collect", "--hosts", lab.Inventory, "--dsn", "u:secret@tcp(db:3306)/"); err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "password") {
 		t.Errorf("--dsn with a password: %v", err)
