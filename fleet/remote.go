@@ -37,7 +37,7 @@ type Binary struct {
 }
 
 // maxOutput bounds what a remote command may write on its standard output.
-const maxOutput = 256 << 20
+const maxOutput = 64 << 20
 
 // exec runs `stacktune ARGS` on the host: stacktune itself copied over
 // the connection's standard input, or the host's own (b.Remote, or the
