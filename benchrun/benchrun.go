@@ -147,6 +147,9 @@ type RunResult struct {
 	SlowRate float64 `json:"slow_rate,omitempty"`
 	// PreRun is what the scenario's pre_run hook did before the run.
 	PreRun *PreRun `json:"pre_run,omitempty"`
+	// Engine is the load engine that measured the run when it was not
+	// stacktune's own ("locust", "k6": stacktune bench import).
+	Engine string `json:"engine,omitempty"`
 }
 
 // StoppedPreRun is RunResult.Stopped of a run whose pre_run hook failed.
@@ -421,6 +424,29 @@ func runResult(r *loadgen.Result, sc scenario.ScoreResult, keepAlive bool) RunRe
 			Slow: sc.SlowByStep[st.Name]})
 	}
 	return out
+}
+
+// FromResult is the run of a result measured elsewhere (package engines)
+// and scored by the scenario, as Run records its own: the steps' slow
+// counts and slow_after come from sc and slowAfters (Workload order).
+func FromResult(r *loadgen.Result, sc scenario.ScoreResult, keepAlive bool, slowAfters []time.Duration) RunResult {
+	rr := runResult(r, sc, keepAlive)
+	for j, d := range slowAfters {
+		if j < len(rr.Steps) && d > 0 {
+			rr.Steps[j].SlowAfterMS = msOf(d)
+		}
+	}
+	return rr
+}
+
+// Summarize summarises runs measured elsewhere as Run summarises its own:
+// the median run's figures, the spreads over several.
+func Summarize(target, scenarioName, label string, runs []RunResult) *Summary {
+	s := &Summary{Target: loadgen.MaskURL(target), Scenario: scenarioName, Label: loadgen.MaskCredentials(label), Runs: runs}
+	if len(runs) > 0 {
+		s.finish()
+	}
+	return s
 }
 
 func kinds(m map[loadgen.ErrKind]int64) map[string]int64 {

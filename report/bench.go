@@ -45,6 +45,9 @@ func Bench(w io.Writer, s *benchrun.Summary, format string) error {
 	if s.Label != "" {
 		ew.printf("# label: %s\n", s.Label)
 	}
+	if s.Engine != "" {
+		ew.printf("# measured by %s, scored by stacktune\n", s.Engine)
+	}
 	if h := s.PreRun; h != nil {
 		if h.Error != "" {
 			ew.printf("# pre-run: %s failed after %s (not scored)\n", h.What, msDur(h.ElapsedMS))

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian package -> a binary it provides.
+# Debian package -> a binary it provides (or, for a library, a path it installs).
 declare -A need=(
   [mariadb-server]=mariadbd
   [nginx]=nginx
@@ -16,11 +16,17 @@ declare -A need=(
   [wrk]=wrk
   [mysqltuner]=mysqltuner
   [chromium]=chromium
+  [openssh-server]=sshd
+  [python3-locust]=locust
+  [python3-lxml]=/usr/lib/python3/dist-packages/lxml
+  [python3-cssselect]=/usr/lib/python3/dist-packages/cssselect
 )
 missing=()
 for pkg in "${!need[@]}"; do
   bin=${need[$pkg]}
-  if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$bin" ]; then
+  if [[ $bin == /* ]]; then
+    [ -e "$bin" ] || missing+=("$pkg")
+  elif ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$bin" ]; then
     missing+=("$pkg")
   fi
 done

@@ -49,6 +49,9 @@ type applyOptions struct {
 	label      string
 	format     string
 	list       bool
+	// expectLabel makes rollback undo only a transaction of this label
+	// (apply --hosts rolls back its own and nobody else's).
+	expectLabel string
 }
 
 // addTargetFlags registers the flags that say how each service is reached
@@ -85,6 +88,7 @@ func addDropInFlags(f *pflag.FlagSet, o *applyOptions) {
 
 func newApplyCmd() *cobra.Command {
 	var o applyOptions
+	var fo fleetApplyFlags
 	cmd := &cobra.Command{
 		Use:   "apply [flags] [EMIT-DIR]",
 		Short: "Apply the files of audit --emit (and proven index DDL) as one transaction that rolls back on failure",
@@ -104,7 +108,14 @@ the last applied transaction.
 
 Host-wide files are only applied with --host-wide. memcached and Redis settings
 are not applied (apply says why). --dry-run shows the diff of every file and
-changes nothing. --list shows the transactions of --state.`,
+changes nothing. --list shows the transactions of --state.
+
+With --hosts INVENTORY the same change set is applied host by host over SSH, each
+host through its own apply transaction with these flags and its
+stacktune_apply_args: first --canary hosts, then batches of --batch. When a host
+fails, its batch finishes, no further batch starts and every host already done
+is rolled back (stacktune rollback --expect-label, so only this run's
+transaction is undone); a rollback that fails is listed with its command.`,
 		Example: `  stacktune apply --dsn 'root@unix(/run/mysqld/mysqld.sock)/' --dry-run ./tuned
   stacktune apply --dsn 'root@unix(/run/mysqld/mysqld.sock)/' --label 'audit 2024-05' ./tuned
   stacktune indexes --dsn "$DSN" > ix.sql && stacktune apply --dsn "$DSN" --ddl ix.sql
@@ -114,6 +125,9 @@ changes nothing. --list shows the transactions of --state.`,
 			dir := ""
 			if len(args) == 1 {
 				dir = args[0]
+			}
+			if fo.hosts != "" {
+				return runFleetApply(cmd.Context(), cmd, fo, o, dir, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			return runApply(cmd.Context(), o, dir, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -127,6 +141,7 @@ changes nothing. --list shows the transactions of --state.`,
 	f.BoolVar(&o.forceDrift, "force-drift", false, "apply settings whose running value moved since the audit (without it apply refuses them, changing nothing)")
 	f.StringVar(&o.label, "label", "", "what the transaction is for (kept in its journal)")
 	f.BoolVar(&o.list, "list", false, "list the transactions in --state, newest first, and exit")
+	fo.add(f)
 	return cmd
 }
 
@@ -153,6 +168,7 @@ rollback names what must be reloaded or restarted by hand (and exits non-zero).`
 		},
 	}
 	addTargetFlags(cmd.Flags(), &o)
+	cmd.Flags().StringVar(&o.expectLabel, "expect-label", "", "undo the transaction only if it carries this label (else change nothing and fail)")
 	return cmd
 }
 
@@ -433,6 +449,9 @@ func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader,
 func runRollback(ctx context.Context, o applyOptions, nginx bool, stdout, stderr io.Writer) error {
 	state, err := o.prepare(stderr)
 	if err != nil {
+		return err
+	}
+	if err := checkExpectLabel(state, o.expectLabel); err != nil {
 		return err
 	}
 	var db *sql.DB

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/fleet"
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
 )
@@ -23,6 +25,7 @@ type auditOptions struct {
 	reserve             string
 	format              string
 	emit                string
+	role, host          string // with a fleet snapshot: one role's, or one host's
 }
 
 func newAuditCmd() *cobra.Command {
@@ -36,7 +39,14 @@ change to make as a typed setting, the expected effect, the risk (durability, me
 restart) and its source. Advice fits the server's flavour and version, can say
 decrease, and keeps the memory budget. Changes that can lose commits on a crash are
 only proposed with --allow-durability-loss; settings given with --fix are never
-touched. It only reads.`,
+touched. It only reads.
+
+Given a fleet snapshot ("stacktune collect --hosts ... -o fleet.json") it audits
+every host and reports by role (the inventory's groups): each finding with the
+hosts it applies to, the outlier hosts (a setting that differs from the one most
+of the role's hosts share, a rate at least twice or at most half the role's
+median: one server with another ip_local_port_range, one with twice the
+TIME_WAIT), and the hosts that did not answer, with why.`,
 		Example: `  stacktune audit snap.json
   stacktune audit --dsn 'monitor:pw@unix(/run/mysqld/mysqld.sock)/' --nginx-conf /etc/nginx/nginx.conf
   stacktune audit --fix innodb_doublewrite=1 --fix innodb_flush_log_at_trx_commit=1 --format json snap.json`,
@@ -52,6 +62,8 @@ touched. It only reads.`,
 	f.BoolVar(&o.dedicatedDB, "dedicated-db", false, "the host runs the database alone: the buffer pool may take most of the RAM")
 	f.StringVar(&o.reserve, "memory-reserve", "", "RAM to keep for the OS and other services, e.g. 2GiB (default max(1 GiB, 10% of RAM))")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.AuditFormats, ", "))
+	f.StringVar(&o.role, "role", "", "with a fleet snapshot: only this role; with --emit, the change set of the role's findings")
+	f.StringVar(&o.host, "host", "", "with a fleet snapshot: audit this host's snapshot alone")
 	f.StringVar(&o.emit, "emit", "", "also write ready files into this directory: a my.cnf drop-in, a sysctl.d file, an nginx snippet, systemd drop-ins, memcached options, each line commented with its finding id (nothing is applied)")
 	return cmd
 }
@@ -73,9 +85,16 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr
 		opt.MemoryReserveBytes = n
 	}
 	var s *collect.Snapshot
-	if len(args) == 1 {
+	switch {
+	case len(args) == 1 && fleet.IsFleet(args[0]) && o.host == "":
+		return runFleetAudit(args[0], o, fleet.AuditOptions{Advise: opt}, stdout, stderr)
+	case len(args) == 1 && fleet.IsFleet(args[0]):
+		s, err = fleetHost(args[0], o.host)
+	case o.role != "" || o.host != "":
+		return errors.New("--role and --host read a fleet snapshot (stacktune collect --hosts ... -o fleet.json)")
+	case len(args) == 1:
 		s, err = collect.Load(args[0])
-	} else {
+	default:
 		s, err = o.collect.snapshot(ctx, stderr)
 	}
 	if err != nil {

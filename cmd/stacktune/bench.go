@@ -99,6 +99,7 @@ prints the score transitions.`,
 	f.BoolVar(&o.noHistory, "no-history", false, "do not record the runs")
 	f.Uint64Var(&o.seed, "seed", 1, "seed for scenario choices")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when it is a terminal), always, never")
+	cmd.AddCommand(newBenchExportCmd(), newBenchImportCmd())
 	return cmd
 }
 

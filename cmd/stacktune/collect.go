@@ -136,6 +136,7 @@ func orList(s []string) string {
 
 func newCollectCmd() *cobra.Command {
 	var o collectOptions
+	var fo fleetFlags
 	var out string
 	cmd := &cobra.Command{
 		Use:   "collect [flags]",
@@ -146,11 +147,22 @@ memory, sysctls, process limits and TCP sockets by state and port; the nginx
 configuration with its includes; memcached and Redis statistics. A collector that
 fails (unreachable server, wrong password, missing privilege) is recorded in the
 snapshot and the others go on. -o saves the snapshot as JSON, to audit it later or
-on another machine with "stacktune audit snap.json".`,
+on another machine with "stacktune audit snap.json".
+
+With --hosts INVENTORY (an Ansible INI inventory) it collects on every host over
+SSH, --parallel at a time, with host keys checked against known_hosts (an unknown
+or changed key is refused): this stacktune is copied to each host for the run and
+removed after (or --remote-binary names one there), with this command's collector
+flags and the host's stacktune_collect_args. A host that fails is recorded with
+its reason and the others go on; the result is one fleet snapshot for audit.`,
 		Example: `  stacktune collect --dsn 'monitor:pw@unix(/run/mysqld/mysqld.sock)/' --nginx-conf /etc/nginx/nginx.conf -o snap.json
-  stacktune collect --memcached /run/memcached/memcached.sock --redis 127.0.0.1:6379 -o cache.json`,
+  stacktune collect --memcached /run/memcached/memcached.sock --redis 127.0.0.1:6379 -o cache.json
+  stacktune collect --hosts hosts.ini --limit web --nginx-conf /etc/nginx/nginx.conf -o fleet.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fo.hosts != "" {
+				return runFleetCollect(cmd.Context(), cmd, fo, out, cmd.ErrOrStderr())
+			}
 			s, err := o.snapshot(cmd.Context(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -169,6 +181,7 @@ on another machine with "stacktune audit snap.json".`,
 		},
 	}
 	o.flags(cmd)
+	fo.add(cmd.Flags(), 5*time.Minute)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the snapshot to this file (default: standard output)")
 	return cmd
 }

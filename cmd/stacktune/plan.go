@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -17,6 +18,8 @@ type planOptions struct {
 	portRange string
 	closer    string
 	format    string
+	fleet     string // a fleet snapshot to take servers, ranges and rates from
+	role      string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -34,6 +37,12 @@ tcp_max_tw_buckets that holds them, the ephemeral port range, memcached -c and,
 given a measured per-server rate, the number of web servers needed. Each figure
 comes with its formula, the numbers it used and the setting to apply.
 
+With --fleet FLEET.json (stacktune collect --hosts) the number of web servers,
+their ip_local_port_range and tcp_max_tw_buckets and, unless --per-server-rate is
+given, the rate each carries now (its TIME_WAIT sockets to MySQL over 60 s) come
+from the fleet, and the MySQL server's max_connections and memcached's -c stand
+beside the figures to set.
+
 --rate is the total over all web servers. TIME_WAIT is 60 s in Linux
 (TCP_TIMEWAIT_LEN); tcp_fin_timeout does not change it.`,
 		Example: `  # seed 003: 100 Apache servers × 255 workers at 900 req/s each, PHP without persistent connections
@@ -42,6 +51,12 @@ comes with its formula, the numbers it used and the setting to apply.
   stacktune plan --rate 5000 --servers 10 --workers 50 --response-time 30ms --persistent --format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.fleet != "" {
+				return runFleetPlan(cmd, o, cmd.OutOrStdout())
+			}
+			if o.plan.Servers == 0 {
+				return errors.New(`required flag "servers" not set (or give --fleet)`)
+			}
 			return runPlan(o, cmd.OutOrStdout())
 		},
 	}
@@ -62,23 +77,35 @@ comes with its formula, the numbers it used and the setting to apply.
 	f.IntVar(&o.plan.TWBuckets, "tw-buckets", d.TWBuckets, "current net.ipv4.tcp_max_tw_buckets")
 	f.Float64Var(&o.plan.Headroom, "headroom", d.Headroom, "multiply the rate by this margin (e.g. 1.2)")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.CapacityFormats, ", "))
-	for _, name := range []string{"rate", "servers", "workers", "response-time"} {
+	f.StringVar(&o.fleet, "fleet", "", "a fleet snapshot (collect --hosts): servers, port range, tcp_max_tw_buckets and the rate per server measured there, the DB side's running limits beside the plan")
+	f.StringVar(&o.role, "role", "", `with --fleet: the web servers' role (default "web", else the largest)`)
+	for _, name := range []string{"rate", "workers", "response-time"} {
 		cmd.MarkFlagRequired(name)
 	}
 	return cmd
 }
 
-func runPlan(o planOptions, stdout io.Writer) error {
+// inputs checks the format and turns the text flags into the plan's
+// options (plan and plan --fleet).
+func (o planOptions) inputs() (capacity.Options, error) {
 	if err := report.CheckFormat(o.format, report.CapacityFormats...); err != nil {
-		return err
+		return o.plan, err
 	}
 	pr, err := capacity.ParsePortRange(o.portRange)
 	if err != nil {
-		return err
+		return o.plan, err
 	}
 	o.plan.PortRange = pr
 	o.plan.Closer = capacity.Closer(o.closer)
-	p, err := capacity.Compute(o.plan)
+	return o.plan, nil
+}
+
+func runPlan(o planOptions, stdout io.Writer) error {
+	in, err := o.inputs()
+	if err != nil {
+		return err
+	}
+	p, err := capacity.Compute(in)
 	if err != nil {
 		return err
 	}

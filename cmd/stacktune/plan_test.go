@@ -58,7 +58,7 @@ func TestPlanCLI(t *testing.T) {
 		{name: "persistent", args: with("--persistent"), wantOut: []string{"keep  net.ipv4.ip_local_port_range = 32768 60999", "0 + 1024 = 1024"}},
 		{name: "mysql closes first", args: with("--closer", "db"), wantOut: []string{"90000 × 1 × 60 s = 5400000"}},
 		{name: "port range as sysctl prints it", args: with("--port-range", "10000\t65535"), wantOut: []string{"keep  net.ipv4.ip_local_port_range = 10000 65535"}},
-		{name: "missing required flags", args: []string{"plan", "--rate", "100"}, wantErr: `required flag(s) "response-time", "servers", "workers" not set`},
+		{name: "missing required flags", args: []string{"plan", "--rate", "100"}, wantErr: `required flag(s) "response-time", "workers" not set`}, // --servers, or --fleet, is checked after
 		{name: "negative servers", args: with("--servers", "-3"), wantErr: "invalid plan input: servers must be at least 1 (got -3)"},
 		{name: "zero response time", args: with("--response-time", "0s"), wantErr: "response time must be above 0"},
 		{name: "headroom below 1", args: with("--headroom", "0.8"), wantErr: "headroom must be at least 1"},
@@ -88,5 +88,14 @@ func TestPlanCLI(t *testing.T) {
 				tc.check(t, out)
 			}
 		})
+	}
+}
+
+func TestPlanFleetFlags(t *testing.T) {
+	if _, _, err := run(t, "", "plan", "--rate", "100", "--workers", "10", "--response-time", "10ms"); err == nil || !strings.Contains(err.Error(), "--fleet") {
+		t.Errorf("no --servers and no --fleet: %v", err)
+	}
+	if _, _, err := run(t, "", "plan", "--fleet", "/nonexistent.json", "--rate", "100", "--workers", "10", "--response-time", "10ms"); err == nil {
+		t.Error("a missing fleet snapshot")
 	}
 }

@@ -1,6 +1,13 @@
 // Package sandbox starts and stops real, throwaway database and web servers
 // for tests and demos: MariaDB (mariadbd), nginx, memcached and Redis
-// (redis-server).
+// (redis-server); and, for the fleet and load-engine tests, network
+// namespaces (StartNetns: a host of its own on this machine, joined by a
+// veth pair, with its own sockets and per-namespace sysctls; needs root),
+// OpenSSH servers (StartSSHD, alone on a loopback port or in a namespace,
+// with a fresh host key and only the given authorized keys), a fleet lab
+// of such hosts with an unreachable one and one whose key does not match
+// known_hosts (StartFleetLab), and headless Locust runs, a master with
+// workers on loopback (RunLocust).
 //
 // The servers are the binaries shipped by the Debian packages
 // "mariadb-server", "nginx", "memcached" and "redis-server". They are looked

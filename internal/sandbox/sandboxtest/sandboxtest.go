@@ -68,3 +68,27 @@ func NewRedis(t testing.TB, opts sandbox.RedisOptions) *sandbox.Redis {
 	t.Helper()
 	return start(t, sandbox.StartRedis, opts)
 }
+
+// NewNetns creates a network namespace for the test.
+func NewNetns(t testing.TB) *sandbox.Netns {
+	t.Helper()
+	n, err := sandbox.StartNetns(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(t, n)
+	return n
+}
+
+// NewSSHD starts an sshd for the test.
+func NewSSHD(t testing.TB, opts sandbox.SSHDOptions) *sandbox.SSHD {
+	t.Helper()
+	return start(t, sandbox.StartSSHD, opts)
+}
+
+// NewFleetLab starts a fleet of SSH hosts in network namespaces for the
+// test (see sandbox.StartFleetLab).
+func NewFleetLab(t testing.TB, opts sandbox.FleetLabOptions) *sandbox.FleetLab {
+	t.Helper()
+	return start(t, sandbox.StartFleetLab, opts)
+}
