@@ -35,6 +35,18 @@
 //     (Run). Run's Partial flag asks the snapshot for the collector's layer
 //     (Snapshot.Has) by its registered name.
 //
+// # Measuring over the interval
+//
+// Rates come from two readings, never from totals since start. The MySQL
+// collector reads SHOW GLOBAL STATUS twice, --interval apart. A collector
+// whose counters must cover the same window implements Starter: Run calls
+// every Start before the first Collect, and the collector's Collect takes
+// the second reading (waiting for what is left of the interval when no
+// collector before it waited). The Linux collector reads the host's CPU
+// (/proc/stat), each process's CPU (/proc/PID/stat) and the TCP counters
+// (/proc/net/snmp, netstat) that way, so the snapshot can say which
+// service used how many cores during the MySQL collector's interval.
+//
 // # A new collector is one file
 //
 // To add a collector for, say, php-fpm, write collect/phpfpm.go (and its

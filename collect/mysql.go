@@ -321,7 +321,7 @@ func init() {
 		Order: 10,
 		Needs: NeedMySQL,
 		Flags: []Flag{
-			{Name: "interval", Kind: FlagDuration, Default: DefaultMySQLInterval.String(), Usage: "time between the two SHOW GLOBAL STATUS samples (rates, not totals since boot)"},
+			{Name: "interval", Kind: FlagDuration, Default: DefaultMySQLInterval.String(), Usage: "time between the two readings of counters (SHOW GLOBAL STATUS, per-process CPU, memcached stats): rates, not totals since boot"},
 		},
 		New: func(cfg Config) (Collector, error) { return NewMySQL(cfg.DB, cfg.Duration("interval")), nil },
 	})

@@ -116,7 +116,7 @@ func TestCollectFlags(t *testing.T) {
 // collected and audited.
 func TestCollectWithoutServers(t *testing.T) {
 	t.Setenv("STACKTUNE_TEST_NO_DSN", "")
-	args := []string{"--proc-root", "../../collect/testdata/linux-basic", "--dsn-env", "STACKTUNE_TEST_NO_DSN",
+	args := []string{"--proc-root", "../../collect/testdata/linux-basic", "--dsn-env", "STACKTUNE_TEST_NO_DSN", "--interval", "100ms",
 		"--memcached", "127.0.0.1:1", "--redis", "unix:" + filepath.Join(t.TempDir(), "none.sock")}
 	out, errOut, err := run(t, "", append([]string{"collect"}, args...)...)
 	if err != nil {
