@@ -10,9 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -566,7 +566,7 @@ func TestLinuxInterval(t *testing.T) {
 	// Ten seconds later: the host was busy 1000 + 500 of 2000 ticks per
 	// core-second... 20 s of CPU time in all, 15 s busy, 5 s idle.
 	writeProcTree(t, root, "cpu  2000 0 1500 8500 0 0 0 0 0 0", 160, []fakeProc{
-		{pid: 10, ppid: 1, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 60, stime: 50, start: 100},    // 0.1 s
+		{pid: 10, ppid: 1, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 60, stime: 50, start: 100},     // 0.1 s
 		{pid: 11, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 1700, stime: 100, start: 200}, // 8 s
 		// 12 was replaced by a new process with the same PID 5 s before
 		// the second reading (btime 1700000000 + 99500 ticks = t0 + 5 s):
