@@ -200,7 +200,9 @@ func audit(s *collect.Snapshot, opt Options, rules []Rule) *Result {
 // runRule runs one rule; a rule that panics on input it did not expect
 // is reported in NotSeen, so one bug does not lose the whole audit.
 func runRule(c *Context, rule Rule) (fs []Finding) {
+	c.current = rule.ID()
 	defer func() {
+		c.current = ""
 		if p := recover(); p != nil {
 			c.NotSeen(fmt.Sprintf("%s: rule %s failed on this snapshot (a stacktune bug, please report): %v", rule.Layer(), rule.ID(), p))
 			fs = nil

@@ -30,6 +30,11 @@ type Context struct {
 	notSeen []string
 	seen    map[string]bool
 	mem     *Budget
+
+	// current is the rule running now; rateRules the rules that read
+	// rates over the interval, by layer (see activity.go).
+	current   string
+	rateRules map[string][]string
 }
 
 func newContext(s *collect.Snapshot, opt Options) *Context {
@@ -52,7 +57,7 @@ func (c *Context) NotSeen(msg string) {
 	c.notSeen = append(c.notSeen, msg)
 }
 
-func (c *Context) notSeenList() []string { return c.notSeen }
+func (c *Context) notSeenList() []string { return append(c.notSeen, c.idleNotes()...) }
 
 // layersNotSeen lists the missing layers and the parts their collectors
 // could not read.
@@ -217,6 +222,7 @@ func (c *Context) Interval() float64 {
 // Delta is a status counter's growth over the interval; ok is false
 // without two readings or for a gauge.
 func (c *Context) Delta(status string) (float64, bool) {
+	c.usesRates(LayerMySQL)
 	if c.Interval() <= 0 {
 		return 0, false
 	}
@@ -226,6 +232,7 @@ func (c *Context) Delta(status string) (float64, bool) {
 
 // Rate is a status counter's growth per second over the interval.
 func (c *Context) Rate(status string) (float64, bool) {
+	c.usesRates(LayerMySQL)
 	if c.Interval() <= 0 {
 		return 0, false
 	}

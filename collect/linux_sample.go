@@ -135,19 +135,11 @@ func (c *linuxCollector) now() time.Time {
 // waitInterval waits until the interval has passed since the first
 // reading (or ctx ends).
 func (c *linuxCollector) waitInterval(ctx context.Context) error {
-	if c.first == nil || c.opt.Interval <= 0 || c.opt.now != nil {
+	if c.first == nil || c.opt.now != nil {
 		return nil
 	}
-	left := c.opt.Interval - time.Since(c.first.at)
-	if left <= 0 {
-		return nil
-	}
-	t := time.NewTimer(left)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("linux: interrupted before the second reading: %w", ctx.Err())
-	case <-t.C:
+	if err := waitSince(ctx, c.first.at, c.opt.Interval); err != nil {
+		return fmt.Errorf("linux: %w", err)
 	}
 	return nil
 }

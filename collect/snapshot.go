@@ -76,6 +76,27 @@ type Starter interface {
 	Start(ctx context.Context) error
 }
 
+// waitSince waits until interval has passed since start (at once when it
+// has, or when start is zero), or ctx ends: a Starter's Collect calls it
+// before its second reading.
+func waitSince(ctx context.Context, start time.Time, interval time.Duration) error {
+	if start.IsZero() || interval <= 0 {
+		return nil
+	}
+	left := interval - time.Since(start)
+	if left <= 0 {
+		return nil
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("interrupted before the second reading: %w", ctx.Err())
+	case <-t.C:
+	}
+	return nil
+}
+
 // Run runs every collector in order and records failures in the snapshot.
 // Take starts the registered collectors from a Config and calls it.
 func Run(ctx context.Context, cs []Collector) *Snapshot {
