@@ -19,9 +19,15 @@
 //     group said 3/4 of RAM).
 //   - Rates over the collector's interval, never totals since start when
 //     a delta exists: Delta and Rate are empty without two status readings,
-//     and the rules then stay silent (NotSeen says so). memcached and Redis
-//     are read once, so their rules judge averages since start and say so
-//     in each Evidence.Source.
+//     and the rules then stay silent (NotSeen says so). memcached is read
+//     at the run's start and end, so its rules judge the interval too;
+//     Redis (read once) and older snapshots fall back to averages since
+//     start and say so in each Evidence.Source. A layer that was idle
+//     during the interval (MySQL: under one client statement a second;
+//     the host: CPUs under 2% busy; memcached: under one get or set a
+//     second) is said to be, in NotSeen, with the rules that read its
+//     rates (Context records which rule read which layer's rates), so
+//     their silence is not taken for health.
 //   - Names as the server spells them: Var resolves renames
 //     (transaction_isolation is tx_isolation on MariaDB before 11.1),
 //     MySQLChange writes the my.cnf option name when it differs

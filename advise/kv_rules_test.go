@@ -14,9 +14,29 @@ func cacheSnap(t testing.TB) *collect.Snapshot {
 	return s
 }
 
+// mcInterval gives the memcached fixture a 10 s interval with these
+// counters' growth.
+func mcInterval(deltas map[string]float64) func(s *collect.Snapshot) {
+	return func(s *collect.Snapshot) {
+		s.Memcached.Interval = &collect.CounterInterval{Seconds: 10, Deltas: deltas}
+	}
+}
+
 func TestMemcachedHitRatio(t *testing.T) {
 	runRuleCases(t, memcachedHitRatio, []ruleCase{
 		{name: "95%: silent", snap: cacheSnap, fires: false},
+		{name: "95% since start but 30% over the interval: warning from the interval", snap: cacheSnap,
+			setup: mcInterval(map[string]float64{"get_hits": 300, "get_misses": 700, "cmd_get": 1000}), fires: true, check: func(t *testing.T, fs []Finding) {
+				wantSeverity(t, fs, Warning)
+				wantText(t, fs[0].Title, "30%")
+				wantText(t, fs[0].Evidence[0].Source, "delta over 10 s")
+			}},
+		{name: "too few gets in the interval: silent", snap: cacheSnap, setup: mcInterval(map[string]float64{"get_hits": 3, "get_misses": 7}), fires: false},
+		{name: "a restart during the interval: since start, said so", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			h := 0.4
+			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.HitRatio = 40000, 60000, &h
+			s.Memcached.Interval = &collect.CounterInterval{Seconds: 10, Restarted: true, Deltas: map[string]float64{}}
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Source, "restarted during the interval") }},
 		{name: "40% since start: warning, no setting to change", snap: cacheSnap, setup: func(s *collect.Snapshot) {
 			h := 0.4
 			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.HitRatio = 40000, 60000, &h
@@ -33,6 +53,12 @@ func TestMemcachedEvictions(t *testing.T) {
 		{name: "none: silent", snap: cacheSnap, fires: false},
 		{name: "1/s since start: -m doubled", snap: cacheSnap, setup: func(s *collect.Snapshot) { s.Memcached.Evictions = 86400 }, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "-m", "128") }},
+		{name: "1/s since start but none over the interval: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.Evictions = 86400
+			mcInterval(map[string]float64{"evictions": 0, "cmd_get": 5000})(s)
+		}, fires: false},
+		{name: "5/s over the interval", snap: cacheSnap, setup: mcInterval(map[string]float64{"evictions": 50, "cmd_get": 5000}), fires: true,
+			check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Value, "50 (5/s)") }},
 	})
 }
 
@@ -45,6 +71,10 @@ func TestMemcachedConnections(t *testing.T) {
 			wantSeverity(t, fs, Critical)
 			wantChange(t, fs, "-c", "2048")
 		}},
+		{name: "rejected long ago, none over the interval, few open: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.RejectedConnections = 12
+			mcInterval(map[string]float64{"rejected_connections": 0, "cmd_get": 5000})(s)
+		}, fires: false},
 	})
 }
 
@@ -137,5 +167,7 @@ func TestMemcachedWriteOnRead(t *testing.T) {
 		{name: "too few gets to judge: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
 			s.Memcached.GetHits, s.Memcached.Stats["cmd_set"] = 80, "90"
 		}, fires: false},
+		{name: "a set per hit over the interval", snap: cacheSnap, setup: mcInterval(map[string]float64{"get_hits": 1000, "get_misses": 10, "cmd_set": 1010}),
+			fires: true, check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Source, "delta over 10 s") }},
 	})
 }

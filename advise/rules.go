@@ -54,6 +54,7 @@ var Rules = []Rule{
 	linuxNginxNofile,
 	linuxOvercommit,
 	linuxFileMax,
+	linuxCPUByService,
 	// nginx
 	nginxWorkerProcesses,
 	nginxWorkerConnections,
