@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 )
@@ -549,18 +551,48 @@ func TestMySQLBinlogCache(t *testing.T) {
 	})
 }
 
+// seed003Plan is seed 003's plan (100 servers × 255 workers) with a table
+// cache.
+func seed003Plan(tableOpenCache int) capacity.Options {
+	o := capacity.DefaultOptions()
+	o.Rate, o.Servers, o.Workers, o.ResponseTime, o.TableOpenCache = 90000, 100, 255, 10*time.Millisecond, tableOpenCache
+	return o
+}
+
 func TestMySQLOpenFilesLimit(t *testing.T) {
 	runRuleCases(t, mysqlOpenFilesLimit, []ruleCase{
 		{name: "enough: silent", fires: false},
-		{name: "seed 003: 25500 connections with a 5000 limit", on: "MySQL 8.0", setup: func(s *collect.Snapshot) {
+		{name: "seed 003: 25500 connections with a 5000 limit: 4849 + 25500 = 30349, as plan says", on: "MySQL 5.7", setup: func(s *collect.Snapshot) {
 			setVar(s, "max_connections", "25500")
 			setVar(s, "open_files_limit", "5000")
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
-			wantChange(t, fs, "open_files_limit", "128000") // 5 × 25500, rounded up
+			// Not 5 × 25500 = 127,500: that is mysqld's request, not its need.
+			wantChange(t, fs, "open_files_limit", "30349")
+			plan, err := capacity.Compute(seed003Plan(2000))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := plan.Result(capacity.IDOpenFilesLimit).Value; got != 30349 {
+				t.Errorf("plan says %v", got)
+			}
 			if !fs[0].Risk.Restart {
 				t.Error("read-only")
 			}
 		}},
+		{name: "MySQL 8.0's table cache of 4000 needs 8010 besides connections, in the audit and in plan", on: "MySQL 8.0", setup: func(s *collect.Snapshot) {
+			setVar(s, "max_connections", "25500")
+			setVar(s, "open_files_limit", "5000")
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "open_files_limit", "33510")
+			plan, _ := capacity.Compute(seed003Plan(4000))
+			if got := plan.Result(capacity.IDOpenFilesLimit).Value; got != 33510 {
+				t.Errorf("plan says %v", got)
+			}
+		}},
+		{name: "a limit that covers the settings but not 5 × connections: silent", on: "MySQL 5.7", setup: func(s *collect.Snapshot) {
+			setVar(s, "max_connections", "25500")
+			setVar(s, "open_files_limit", "30349")
+		}, fires: false},
 		{name: "files open near the limit: critical", setup: func(s *collect.Snapshot) { setGauge(s, "Open_files", 32000) }, fires: true,
 			check: func(t *testing.T, fs []Finding) {
 				wantSeverity(t, fs, Critical)

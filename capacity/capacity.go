@@ -88,9 +88,13 @@ type Options struct {
 	// Closer is the side that closes a per-request connection first.
 	Closer Closer
 	// OtherFiles is the number of files mysqld needs besides connections
-	// (tables, logs). Seed 003: open_files_limit 5000 at the default
-	// max_connections 151, so 5000 - 151 = 4849.
+	// (tables, logs); 0 derives it from TableOpenCache (MySQLOtherFiles).
+	// Seed 003: open_files_limit 5000 at the default max_connections 151,
+	// so 5000 - 151 = 4849.
 	OtherFiles int
+	// TableOpenCache is the server's table_open_cache (0: unknown), from
+	// which OtherFiles is derived when it is 0.
+	TableOpenCache int
 	// PerServerRate is the measured request rate one web server sustains
 	// (0 when not measured); it gives the number of servers needed.
 	PerServerRate float64
@@ -122,7 +126,6 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Closer:                CloserWeb,
-		OtherFiles:            5000 - 151,
 		CacheClientsPerWorker: 1,
 		TimeWait:              60 * time.Second,
 		PortRange:             DefaultPortRange,
@@ -166,6 +169,9 @@ func (o Options) Validate() error {
 	}
 	if o.OtherFiles < 0 || o.OtherFiles > maxFiles {
 		bad("other files must be 0 to %d (got %d)", maxFiles, o.OtherFiles)
+	}
+	if o.TableOpenCache < 0 || o.TableOpenCache > maxFiles {
+		bad("table_open_cache must be 0 to %d (got %d)", maxFiles, o.TableOpenCache)
 	}
 	switch {
 	case !finite(o.PerServerRate) || o.PerServerRate < 0 || o.PerServerRate > maxRate:
@@ -225,6 +231,7 @@ type Inputs struct {
 	Persistent            bool    `json:"persistent"`
 	Closer                Closer  `json:"closer"`
 	OtherFiles            int     `json:"other_files"`
+	TableOpenCache        int     `json:"table_open_cache,omitempty"`
 	PerServerRate         float64 `json:"per_server_rate"`
 	CacheClientsPerWorker int     `json:"cache_clients_per_worker"`
 	TimeWait              float64 `json:"time_wait_s"`

@@ -31,7 +31,9 @@
 //	servers-needed     ceil(λ / measured per-server rate)  seed 003 (935 req/s measured), seed 004; only
 //	                                                       when a per-server rate is given
 //	max-connections    S × P + admin connections           seed 003: 100 × 255 = 25500
-//	open-files-limit   other files + max_connections       seed 003: (5000 - 151) + 25500 = 30349
+//	open-files-limit   other files + max_connections       seed 003: (5000 - 151) + 25500 = 30349;
+//	                   other files = max(5000 - 151,       MySQLOpenFiles, which the audit's
+//	                   10 + 2 × table_open_cache)          mysql-open-files-limit uses too
 //	mysqld-limitnofile = open_files_limit                  seed 003; set in a systemd drop-in
 //	                                                       (systemctl edit), not with ulimit
 //	thread-cache-size  min(max_connections, 16384, max(ceil(L), 8 + max_connections / 100 capped at 100))

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -388,5 +389,36 @@ func TestNum(t *testing.T) {
 	}
 	if ceil(900*60.000000000001) != 54000 || ceil(96.01) != 97 || nextPow2(54000) != 65536 || nextPow2(65536) != 65536 {
 		t.Error("ceil or nextPow2")
+	}
+}
+
+// TestMySQLOpenFiles: the one derivation of open_files_limit that plan
+// and the audit share, against seed 003's worked figures.
+func TestMySQLOpenFiles(t *testing.T) {
+	cases := []struct {
+		name          string
+		toc, conns, n int64
+	}{
+		{"seed 003: the floor, 4849 + 25500", 0, 25500, 30349},
+		{"seed 003 with MySQL 5.6/5.7's table cache of 2000: still the floor", 2000, 25500, 30349},
+		{"MySQL 8.0's 4000 tables: 8010 + 25500", 4000, 25500, 33510},
+		{"the defaults: 4849 + 151 = 5000, MySQL's own floor", 400, 151, 5000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n, formula := MySQLOpenFiles(tc.toc, tc.conns)
+			if n != tc.n || !strings.Contains(formula, fmt.Sprint(tc.n)) {
+				t.Errorf("MySQLOpenFiles(%d, %d) = %d (%s), want %d", tc.toc, tc.conns, n, formula, tc.n)
+			}
+			o := DefaultOptions()
+			o.Rate, o.Servers, o.Workers, o.ResponseTime, o.TableOpenCache = 90000, int(tc.conns), 1, time.Millisecond, int(tc.toc)
+			p, err := Compute(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Result(IDOpenFilesLimit).Value; got != float64(tc.n) {
+				t.Errorf("plan: %v, want %d", got, tc.n)
+			}
+		})
 	}
 }
