@@ -36,7 +36,9 @@ func TestMemcachedHitRatio(t *testing.T) {
 			h := 0.4
 			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.HitRatio = 40000, 60000, &h
 			s.Memcached.Interval = &collect.CounterInterval{Seconds: 10, Restarted: true, Deltas: map[string]float64{}}
-		}, fires: true, check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Source, "restarted during the interval") }},
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantText(t, fs[0].Evidence[0].Source, "restarted during the interval")
+		}},
 		{name: "40% since start: warning, no setting to change", snap: cacheSnap, setup: func(s *collect.Snapshot) {
 			h := 0.4
 			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.HitRatio = 40000, 60000, &h

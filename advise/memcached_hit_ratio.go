@@ -8,12 +8,12 @@ import "fmt"
 var memcachedHitRatio = ruleFunc{"memcached-hit-ratio", LayerMemcached, checkMemcachedHitRatio}
 
 const (
-	cacheMinGets  = 10000
+	cacheMinGets = 10000
 	// cacheMinGetsInterval: gets over the collection interval.
 	cacheMinGetsInterval = 100
-	cacheHitWarn  = 0.5
-	cacheHitInfo  = 0.8
-	cacheEvictMin = 1
+	cacheHitWarn         = 0.5
+	cacheHitInfo         = 0.8
+	cacheEvictMin        = 1
 )
 
 func checkMemcachedHitRatio(c *Context) []Finding {
