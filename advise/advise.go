@@ -122,6 +122,12 @@ type Options struct {
 	// top of the services measured on the host; 0 means
 	// max(1 GiB, 10% of RAM).
 	MemoryReserveBytes int64
+	// Observability lets the audit propose the changes that add
+	// measurement at a cost in speed and memory (performance_schema = ON
+	// needs a restart and 100-400 MiB; the slow log writes every slow
+	// query): without it those findings say what is missing and propose
+	// nothing, so --emit never writes them unasked.
+	Observability bool
 	// DedicatedDB says the host runs the database alone (besides the
 	// services the snapshot saw), so the buffer pool may take most of
 	// the RAM left (MySQL's innodb_dedicated_server takes 75%).
@@ -242,6 +248,10 @@ func (c *Context) enforce(f *Finding) {
 		return true
 	}
 	had := f.Change != nil || len(f.Also) > 0
+	if had && Observability(f.ID) && !c.Opt.Observability {
+		f.Change, f.Also = nil, nil
+		notes = append(notes, "it adds measurement at a cost in speed and memory: proposed only when asked (--observability)")
+	}
 	if f.Change != nil && !keep(f.Change) {
 		f.Change = nil
 		f.Also = nil // they only go with the main change

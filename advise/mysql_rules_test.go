@@ -629,14 +629,18 @@ func TestMySQLQueryCache(t *testing.T) {
 func TestMySQLPerformanceSchema(t *testing.T) {
 	off := false
 	runRuleCases(t, mysqlPerformanceSchema, []ruleCase{
-		{name: "MariaDB default off: enable, restart", fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "MariaDB default off, not asked: says so, proposes nothing (--emit must not write it)", fires: true, check: func(t *testing.T, fs []Finding) {
+			wantNoChange(t, fs)
+			wantText(t, fs[0].Risk.Note, "--observability")
+		}},
+		{name: "MariaDB default off, asked: enable, restart", opt: Options{Observability: true}, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantChange(t, fs, "performance_schema", "ON")
 			if !fs[0].Risk.Restart {
 				t.Error("restart")
 			}
 		}},
 		{name: "MySQL default on: silent", on: "MySQL 8.0", fires: false},
-		{name: "on, digest consumer off: the consumer option", on: "MySQL 8.0", setup: func(s *collect.Snapshot) {
+		{name: "on, digest consumer off: the consumer option", on: "MySQL 8.0", opt: Options{Observability: true}, setup: func(s *collect.Snapshot) {
 			s.MySQL.PerformanceSchema.StatementsDigest = &off
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
 			ch := change(fs, "performance-schema-consumer-statements-digest")
@@ -649,11 +653,12 @@ func TestMySQLPerformanceSchema(t *testing.T) {
 
 func TestMySQLSlowLog(t *testing.T) {
 	runRuleCases(t, mysqlSlowLog, []ruleCase{
-		{name: "off: on, 0.1 s", fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "off, not asked: nothing proposed", fires: true, check: func(t *testing.T, fs []Finding) { wantNoChange(t, fs) }},
+		{name: "off: on, 0.1 s", opt: Options{Observability: true}, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantChange(t, fs, "slow_query_log", "ON")
 			wantChange(t, fs, "long_query_time", "0.1")
 		}},
-		{name: "on at 10 s: 0.1 s", setup: func(s *collect.Snapshot) { setVar(s, "slow_query_log", "ON") }, fires: true,
+		{name: "on at 10 s: 0.1 s", opt: Options{Observability: true}, setup: func(s *collect.Snapshot) { setVar(s, "slow_query_log", "ON") }, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "long_query_time", "0.1") }},
 		{name: "on at 0.5 s: silent", setup: func(s *collect.Snapshot) {
 			setVar(s, "slow_query_log", "ON")
@@ -680,7 +685,42 @@ func TestFixedSettings(t *testing.T) {
 			}},
 		{name: "a sysctl", opt: Options{Fixed: map[string]string{"vm.swappiness": "1"}}, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "vm.swappiness", "1") }},
+		// MariaDB rounds tmp_table_size down to a multiple of 16384: the
+		// 1024 fixed is held as 0 (the rules as collect reads them from
+		// a real MariaDB 10.11, TestMySQLSandbox).
+		{name: "rounded by the server: in force, said how, no change", opt: Options{Fixed: map[string]string{"tmp_table_size": "1024"}},
+			setup: func(s *collect.Snapshot) { setVar(s, "tmp_table_size", "0"); mariadbRules(s) }, fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantSeverity(t, fs, Info)
+				wantNoChange(t, fs)
+				wantText(t, fs[0].Title, "in force as the server holds it: 0")
+				wantText(t, fs[0].Evidence[2].Value, "rounds it down to 0, a multiple of 16384")
+			}},
+		{name: "clamped to the server's least value: in force as it", opt: Options{Fixed: map[string]string{"max_heap_table_size": "1000"}},
+			setup: func(s *collect.Snapshot) { setVar(s, "max_heap_table_size", "16384"); mariadbRules(s) }, fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantSeverity(t, fs, Info)
+				wantText(t, fs[0].Title, "as the server holds it: 16384")
+			}},
+		{name: "rounded value that differs from the running one: critical", opt: Options{Fixed: map[string]string{"tmp_table_size": "40000"}},
+			setup: func(s *collect.Snapshot) { setVar(s, "tmp_table_size", "16384"); mariadbRules(s) }, fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				// 40000 is held as 32768, and 16384 runs.
+				wantSeverity(t, fs, Critical)
+				wantChange(t, fs, "tmp_table_size", "40000")
+			}},
+		{name: "no published rules (MySQL): compared as written", on: "MySQL 8.0", opt: Options{Fixed: map[string]string{"tmp_table_size": "1024"}},
+			setup: func(s *collect.Snapshot) { setVar(s, "tmp_table_size", "1024") }, fires: false},
 	})
+}
+
+// mariadbRules gives the snapshot MariaDB 10.11's published rules of two
+// variables.
+func mariadbRules(s *collect.Snapshot) {
+	s.MySQL.VariableRules = map[string]collect.VariableRule{
+		"tmp_table_size":      {Type: "BIGINT UNSIGNED", Min: "0", Max: "18446744073709551615", Block: 16384, Exact: true},
+		"max_heap_table_size": {Type: "BIGINT UNSIGNED", Min: "16384", Max: "18446744073709551615", Block: 1024, Exact: true},
+	}
 }
 
 // TestFixedUnknown: a fixed setting the snapshot does not show is named

@@ -76,13 +76,30 @@ func TestAuditCLI(t *testing.T) {
 	if err != nil || !strings.Contains(text, "findings for") || !strings.Contains(text, "evidence:") {
 		t.Errorf("text audit: %v\n%s", err, text)
 	}
+	// performance_schema and the slow log are off on this quiet server,
+	// the only changes it has: --emit writes them only when asked.
 	emit := filepath.Join(t.TempDir(), "emit")
-	if _, errOut, err := run(t, "", "audit", "--emit", emit, snap); err != nil || !strings.Contains(errOut, "wrote") {
+	if _, errOut, err := run(t, "", "audit", "--emit", emit, snap); err != nil || strings.Contains(errOut, "wrote") {
+		t.Errorf("emit without --observability: %v %s", err, errOut)
+	}
+	if _, errOut, err := run(t, "", "audit", "--observability", "--emit", emit, snap); err != nil || !strings.Contains(errOut, "wrote") {
 		t.Errorf("emit: %v %s", err, errOut)
 	}
 	cnf, err := os.ReadFile(filepath.Join(emit, "mysql", "99-stacktune.cnf"))
-	if err != nil || !strings.Contains(string(cnf), "[mysqld]") || !strings.Contains(string(cnf), "# ") {
+	if err != nil || !strings.Contains(string(cnf), "[mysqld]") || !strings.Contains(string(cnf), "# ") || !strings.Contains(string(cnf), "performance_schema = ON") {
 		t.Errorf("my.cnf drop-in: %v\n%s", err, cnf)
+	}
+	// The server runs tmp_table_size 16384 (16K): a fixed 20000 is held as
+	// 16384 (MariaDB rounds it down to a multiple of 16384), so it is in
+	// force, not a critical finding.
+	out, _, err = run(t, "", "audit", "--fix", "tmp_table_size=20000", "--format", "json", snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range check(t, out).Findings {
+		if f.ID == "fixed-settings" && f.Severity != "info" {
+			t.Errorf("a value the server rounds is reported as not in force: %+v", f)
+		}
 	}
 	for _, bad := range [][]string{{"audit", "--fix", "nonsense", snap}, {"audit", "--memory-reserve", "lots", snap}, {"audit", "/no/such/snap.json"}} {
 		if _, _, err := run(t, "", bad...); err == nil {
