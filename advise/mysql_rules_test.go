@@ -772,5 +772,78 @@ func TestMySQLUnixSocket(t *testing.T) {
 			}},
 		{name: "local and remote clients: the local ones counted", setup: local(50, 8), fires: true,
 			check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Title, "8 connections") }},
+		// Seed 003 on one host: PHP connects per request and closes, so
+		// nothing stays ESTABLISHED at the moment of the snapshot, but
+		// 14,021 TIME_WAIT toward :3306 from this host, where MySQL
+		// listens.
+		{name: "per-request connections closed before the snapshot: TIME_WAIT and the rate", setup: func(s *collect.Snapshot) {
+			local(0, 0)(s)
+			s.Linux.TCP.TimeWait.ByRemotePort[3306] = 14021
+			setDelta(s, "Connections", 2330)
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			wantText(t, fs[0].Title, "14021 TIME_WAIT in the last minute (233.7/s)")
+			wantChange(t, fs, "address", "unix(/run/mysqld/mysqld.sock)")
+		}},
+		{name: "TIME_WAIT toward :3306 but no MySQL listening here (a remote server): silent", setup: func(s *collect.Snapshot) {
+			local(0, 0)(s)
+			s.Linux.TCP.Listen = nil
+			s.Linux.TCP.TimeWait.ByRemotePort[3306] = 14021
+		}, fires: false},
+	})
+}
+
+func TestConnectionChurn(t *testing.T) {
+	runRuleCases(t, connectionChurn, []ruleCase{
+		{name: "a pool: 20 connections in 10 s, no TIME_WAIT: silent", fires: false},
+		{name: "2/s with 30 TIME_WAIT (monitoring, cron): silent", setup: func(s *collect.Snapshot) { s.Linux.TCP.TimeWait.ByRemotePort[3306] = 30 }, fires: false},
+		{name: "seed 003: 14,021 TIME_WAIT to :3306 (233/s), both sides counted", setup: func(s *collect.Snapshot) {
+			s.Linux.TCP.TimeWait.ByRemotePort[3306] = 14000
+			s.Linux.TCP.TimeWait.ByLocalPort[3306] = 21
+			setDelta(s, "Connections", 2330)
+			setDelta(s, "Questions", 11650)
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			if fs[0].Layer != LayerMySQL {
+				t.Errorf("layer %s", fs[0].Layer)
+			}
+			wantText(t, fs[0].Title, "about 233.7 new connections a second to MySQL")
+			wantText(t, fs[0].Change.To, "SetMaxIdleConns")
+			wantText(t, fs[0].Change.To, "unix socket") // MySQL listens here
+			var got []string
+			for _, e := range fs[0].Evidence {
+				got = append(got, e.String())
+			}
+			for _, w := range []string{"Connections: 2330 (233/s)", "toward port 3306 (this host's clients closed first): 14000", "on port 3306 (the server here closed first): 21", "statements per connection: 5"} {
+				if !strings.Contains(strings.Join(got, "\n"), w) {
+					t.Errorf("no %q in %q", w, got)
+				}
+			}
+		}},
+		{name: "a Go app with the default idle pool: Connections 4/s, no TIME_WAIT here (another host)", setup: func(s *collect.Snapshot) {
+			setDelta(s, "Connections", 40)
+			s.Linux.TCP.Listen = nil
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Info)
+			wantText(t, fs[0].Title, "about 4 new connections")
+			if strings.Contains(fs[0].Change.To, "unix socket") {
+				t.Error("a unix socket for a remote server")
+			}
+		}},
+		{name: "a web host: TIME_WAIT toward a remote memcached, not collected", setup: func(s *collect.Snapshot) {
+			s.MySQL = nil
+			s.Linux.TCP.TimeWait.ByRemotePort[11211] = 600
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			if fs[0].Layer != LayerMemcached {
+				t.Errorf("layer %s", fs[0].Layer)
+			}
+			wantText(t, fs[0].Change.To, "binary protocol")
+			wantText(t, fs[0].Risk.Note, "from TIME_WAIT only")
+		}},
+		{name: "memcached's total_connections over the interval", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.Interval = &collect.CounterInterval{Seconds: 10, Deltas: map[string]float64{"total_connections": 1200, "cmd_get": 5000}}
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantText(t, fs[0].Title, "about 120 new connections a second to memcached")
+		}},
 	})
 }

@@ -111,6 +111,21 @@ func TestNginxUpstreamKeepalive(t *testing.T) {
 				t.Errorf("evidence %+v", fs[0].Evidence)
 			}
 		}},
+		// Issue 17: the app on this host closes first (nginx sends
+		// Connection: close), so its side holds the TIME_WAIT: 621 on the
+		// app's port, 9 on nginx's side toward it.
+		{name: "TIME_WAIT on both sides counted", snap: web("keepalive"), setup: func(s *collect.Snapshot) {
+			s.Linux.TCP.TimeWait.ByRemotePort[8080] = 9
+			s.Linux.TCP.TimeWait.ByLocalPort[8080] = 621
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			found := false
+			for _, e := range fs[0].Evidence {
+				found = found || (e.Value == "630" && strings.Contains(e.Unit, "9 on nginx's side, 621 on the application's"))
+			}
+			if !found {
+				t.Errorf("evidence %+v", fs[0].Evidence)
+			}
+		}},
 		{name: "no upstreams: silent", snap: web("minimal"), fires: false},
 	})
 }

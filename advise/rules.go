@@ -55,6 +55,7 @@ var Rules = []Rule{
 	linuxOvercommit,
 	linuxFileMax,
 	linuxCPUByService,
+	connectionChurn,
 	// nginx
 	nginxWorkerProcesses,
 	nginxWorkerConnections,
