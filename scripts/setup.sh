@@ -16,6 +16,7 @@ declare -A need=(
   [wrk]=wrk
   [mysqltuner]=mysqltuner
   [chromium]=chromium
+  [php-fpm]=php-fpm8.2
 )
 missing=()
 for pkg in "${!need[@]}"; do

@@ -37,3 +37,4 @@ func NewMemcached(t *testing.T, o MemcachedOptions) *Memcached {
 	return startFor(t, StartMemcached, o)
 }
 func NewRedis(t *testing.T, o RedisOptions) *Redis { t.Helper(); return startFor(t, StartRedis, o) }
+func NewPHPFPM(t *testing.T, o PHPFPMOptions) *PHPFPM { t.Helper(); return startFor(t, StartPHPFPM, o) }

@@ -68,3 +68,9 @@ func NewRedis(t testing.TB, opts sandbox.RedisOptions) *sandbox.Redis {
 	t.Helper()
 	return start(t, sandbox.StartRedis, opts)
 }
+
+// NewPHPFPM starts a PHP-FPM master with one pool for the test.
+func NewPHPFPM(t testing.TB, opts sandbox.PHPFPMOptions) *sandbox.PHPFPM {
+	t.Helper()
+	return start(t, sandbox.StartPHPFPM, opts)
+}
