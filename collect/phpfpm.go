@@ -21,9 +21,9 @@ import (
 // (duration, CPU, memory).
 type PHPFPM struct {
 	// Config is the main file, Files every file read.
-	Config string   `json:"config"`
-	Files  []string `json:"files"`
-	Pools  []PHPFPMPool   `json:"pools"`
+	Config string       `json:"config"`
+	Files  []string     `json:"files"`
+	Pools  []PHPFPMPool `json:"pools"`
 }
 
 // PHPFPMPool is one PHP-FPM pool.
@@ -43,7 +43,7 @@ type PHPFPMPool struct {
 	// Status is the status page at the second reading; StatusError says
 	// why there is none (no pm.status_path, or the pool did not answer).
 	Status      *PHPFPMStatus `json:"status,omitempty"`
-	StatusError string      `json:"status_error,omitempty"`
+	StatusError string        `json:"status_error,omitempty"`
 	// Interval is the status counters' growth over the interval (accepted
 	// conn, max children reached, slow requests); nil without two
 	// readings.
