@@ -326,7 +326,7 @@ func (c *Context) fillApply(f *Finding) {
 			ch.Activation = changeset.Restart
 		case changeset.Sysctl, changeset.Redis, changeset.Index:
 			ch.Activation = changeset.Dynamic
-		case changeset.Nginx:
+		case changeset.Nginx, changeset.PHPFPM:
 			ch.Activation = changeset.Reload
 		case changeset.App:
 			ch.Activation = changeset.Manual
@@ -339,6 +339,8 @@ func (c *Context) fillApply(f *Finding) {
 			ch.Apply = "sysctl -w " + ch.Name + "='" + ch.To + "'"
 		case changeset.Nginx:
 			ch.Apply = "nginx -t && nginx -s reload"
+		case changeset.PHPFPM:
+			ch.Apply = "php-fpm -t && systemctl reload php-fpm (Debian: php8.2-fpm)"
 		case changeset.Systemd:
 			ch.Apply = "systemctl daemon-reload && systemctl restart " + ch.Target
 		}
