@@ -39,6 +39,7 @@ const (
 	maxTimeWait     = time.Hour
 	maxHeadroom     = 10
 	maxTWBuckets    = 1 << 31
+	maxCores        = 4096
 )
 
 // Figures fixed by the software, named where they are used.
@@ -116,6 +117,13 @@ type Options struct {
 	// TWBuckets is the hosts' current net.ipv4.tcp_max_tw_buckets; plan
 	// never suggests less.
 	TWBuckets int
+	// Cores is the CPUs of one web server and CPUPerRequest the CPU time
+	// one request uses on it (the app's CPU seconds over requests served,
+	// from a load test or the audit's app-workers evidence): with both,
+	// plan sizes workers to the cores (cpu-workers) and can say decrease.
+	// 0 for either: not known.
+	Cores         int
+	CPUPerRequest time.Duration
 	// Headroom multiplies the request rate (1.2 plans for 20% more than
 	// Rate). Counts bounded by workers (max_connections, memcached -c) are
 	// exact maxima and take no headroom.
@@ -207,6 +215,18 @@ func (o Options) Validate() error {
 	case o.Headroom > maxHeadroom:
 		bad("headroom %v is more than %d times the target rate", o.Headroom, maxHeadroom)
 	}
+	if o.Cores < 0 || o.Cores > maxCores {
+		bad("cores must be 0 (not known) to %d (got %d)", maxCores, o.Cores)
+	}
+	switch {
+	case o.CPUPerRequest < 0 || o.CPUPerRequest > maxResponseTime:
+		bad("CPU per request must be 0 (not known) to %v (got %v)", maxResponseTime, o.CPUPerRequest)
+	case o.CPUPerRequest > 0 && o.ResponseTime > 0 && o.CPUPerRequest > o.ResponseTime*11/10:
+		bad("CPU per request %v is more than the response time %v: a request runs on one core at a time, so its CPU time cannot exceed its duration", o.CPUPerRequest, o.ResponseTime)
+	}
+	if (o.Cores > 0) != (o.CPUPerRequest > 0) {
+		bad("give cores and CPU per request together (workers are sized from both)")
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(errs, "; "))
 	}
@@ -240,6 +260,8 @@ type Inputs struct {
 	LiveSocketsDerived    bool    `json:"live_sockets_derived"`
 	AdminConnections      int     `json:"admin_connections"`
 	TWBuckets             int     `json:"tw_buckets"`
+	Cores                 int     `json:"cores,omitempty"`
+	CPUPerRequest         float64 `json:"cpu_per_request_s,omitempty"`
 }
 
 // Result is one figure of a plan, with the formula and inputs behind it.

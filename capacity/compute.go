@@ -15,6 +15,7 @@ const (
 	IDPortRange        = "port-range"
 	IDTimeWaitDB       = "time-wait-db"
 	IDCacheConnections = "cache-connections"
+	IDCPUWorkers       = "cpu-workers"
 )
 
 // Compute validates o and works out the plan. servers-needed is present
@@ -27,6 +28,9 @@ func Compute(o Options) (*Report, error) {
 	c := newCalc(o)
 	p := &Report{Inputs: c.inputs()}
 	p.Results = append(p.Results, c.concurrency())
+	if o.Cores > 0 && o.CPUPerRequest > 0 {
+		p.Results = append(p.Results, c.cpuWorkers())
+	}
 	if o.PerServerRate > 0 {
 		p.Results = append(p.Results, c.serversNeeded())
 	}
@@ -99,6 +103,7 @@ func (c *calc) inputs() Inputs {
 		TimeWait: c.twSec, PortRange: o.PortRange.String(),
 		LiveSockets: c.live, LiveSocketsDerived: c.liveDerived,
 		AdminConnections: o.AdminConnections, TWBuckets: o.TWBuckets,
+		Cores: o.Cores, CPUPerRequest: o.CPUPerRequest.Seconds(),
 	}
 }
 
@@ -120,7 +125,17 @@ func (c *calc) concurrency() Result {
 	}
 	// Workers per server for at most busyWarn utilisation.
 	want := ceil(c.inFlight / (busyWarn * float64(o.Servers)))
+	cpuBound, cpuN := false, 0
+	if o.Cores > 0 && o.CPUPerRequest > 0 {
+		cpuN, _ = CPUWorkers(o.Cores, o.CPUPerRequest, o.ResponseTime)
+		cpuBound = want > cpuN
+		want = min(want, max(cpuN, o.Workers))
+	}
 	switch {
+	case cpuBound && busy > busyWarn:
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"%s requests are in flight for %d workers, but the cores cannot keep more than %d workers per server busy (cpu-workers): "+
+				"more workers would only queue for the CPU; add servers or cut the CPU per request", Num(c.inFlight), c.capacity, cpuN))
 	case c.inFlight > float64(c.capacity):
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"workers are the bottleneck: %s requests are in flight on average but there are only %d workers, so requests queue "+
@@ -136,7 +151,7 @@ func (c *calc) concurrency() Result {
 		r.Notes = append(r.Notes, "workers are mostly idle: fewer would serve this rate, and more workers is not more throughput "+
 			"(seed 004: 20 PHP-FPM children on 8 cores beat 50); size them from CPU time per request and cores, then load-test")
 	}
-	if busy > busyWarn {
+	if busy > busyWarn && want != o.Workers {
 		r.Setting = &Setting{Kind: KindAppServer, Name: "workers per server (pm.max_children, MaxRequestWorkers)",
 			Value: fmt.Sprint(want), Current: fmt.Sprint(o.Workers), Host: HostWeb, Where: "PHP-FPM pool or Apache MPM configuration"}
 	}

@@ -39,7 +39,9 @@ comes with its formula, the numbers it used and the setting to apply.
 		Example: `  # seed 003: 100 Apache servers × 255 workers at 900 req/s each, PHP without persistent connections
   stacktune plan --rate 90000 --servers 100 --workers 255 --response-time 10ms --live-sockets 1024
   stacktune plan --rate 12000 --servers 40 --workers 20 --response-time 50ms --per-server-rate 1000 --headroom 1.2
-  stacktune plan --rate 5000 --servers 10 --workers 50 --response-time 30ms --persistent --format json`,
+  stacktune plan --rate 5000 --servers 10 --workers 50 --response-time 30ms --persistent --format json
+  # seed 004: 50 PHP-FPM children on 8 cores, 40 ms of CPU in a 100 ms request: decrease to 20
+  stacktune plan --rate 800 --servers 1 --workers 50 --response-time 100ms --cores 8 --cpu-per-request 40ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(o, cmd.OutOrStdout())
@@ -61,6 +63,8 @@ comes with its formula, the numbers it used and the setting to apply.
 	f.IntVar(&o.plan.LiveSockets, "live-sockets", 0, fmt.Sprintf("live sockets per web server besides TIME_WAIT (0 = %d per worker)", capacity.LiveSocketsPerWorker))
 	f.IntVar(&o.plan.AdminConnections, "admin-connections", 0, "MySQL connections to add for monitoring and people")
 	f.IntVar(&o.plan.TWBuckets, "tw-buckets", d.TWBuckets, "current net.ipv4.tcp_max_tw_buckets")
+	f.IntVar(&o.plan.Cores, "cores", 0, "CPUs of one web server (with --cpu-per-request: size workers to the cores, and say decrease)")
+	f.DurationVar(&o.plan.CPUPerRequest, "cpu-per-request", 0, "CPU time one request uses on a web server (e.g. 20ms: the app's CPU seconds / requests, from a load test or stacktune audit's app-workers)")
 	f.Float64Var(&o.plan.Headroom, "headroom", d.Headroom, "multiply the rate by this margin (e.g. 1.2)")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.CapacityFormats, ", "))
 	for _, name := range []string{"rate", "servers", "workers", "response-time"} {
