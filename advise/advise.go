@@ -44,6 +44,8 @@ const (
 	LayerNginx     = "nginx"
 	LayerMemcached = "memcached"
 	LayerRedis     = "redis"
+	// LayerApp is the application's workers (PHP-FPM pools, app servers).
+	LayerApp = "app"
 )
 
 // Evidence is one measured fact behind a finding.

@@ -25,6 +25,9 @@ type Context struct {
 	Nginx     *collect.Nginx
 	Memcached *collect.Memcached
 	Redis     *collect.Redis
+	// PHPFPM is the php_fpm layer (collect's LayerOf), nil when not
+	// collected.
+	PHPFPM *collect.PHPFPM
 
 	fixed   map[string]string
 	notSeen []string
@@ -42,6 +45,11 @@ func newContext(s *collect.Snapshot, opt Options) *Context {
 		fixed: map[string]string{}, seen: map[string]bool{}}
 	for k, v := range opt.Fixed {
 		c.fixed[mysqlvar.Norm(k)] = v
+	}
+	if p, err := collect.LayerOf[collect.PHPFPM](s, "php_fpm"); err != nil {
+		c.NotSeen("php_fpm: the layer does not read: " + err.Error())
+	} else {
+		c.PHPFPM = p
 	}
 	c.layersNotSeen()
 	return c

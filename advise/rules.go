@@ -74,6 +74,9 @@ var Rules = []Rule{
 	memcachedConnections,
 	memcachedUnixSocket,
 	memcachedWriteOnRead,
+	// the application's workers
+	appWorkers,
+	phpfpmLimits,
 	// Redis
 	redisEvictions,
 	redisHitRatio,

@@ -118,6 +118,11 @@ type Process struct {
 	CPUSeconds        *float64 `json:"cpu_seconds,omitempty"`
 	CPUCores          *float64 `json:"cpu_cores,omitempty"`
 	StartedInInterval bool     `json:"started_in_interval,omitempty"`
+	// RunQueueSeconds is the time its threads waited for a CPU over the
+	// interval (/proc/PID/task/TID/schedstat): high when the cores are
+	// oversubscribed. Nil when unreadable or it started during the
+	// interval.
+	RunQueueSeconds *float64 `json:"run_queue_seconds,omitempty"`
 	// Errors says what could not be read for this process (permission,
 	// or the process exited while being read).
 	Errors []string `json:"errors,omitempty"`

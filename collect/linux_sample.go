@@ -60,9 +60,13 @@ type Service struct {
 	// Nil without two readings.
 	CPUSeconds *float64 `json:"cpu_seconds,omitempty"`
 	CPUCores   *float64 `json:"cpu_cores,omitempty"`
-	// BusiestWorkerCores is the CPU of its busiest process, in cores: a
+	// BusiestCores is the CPU of its busiest process, in cores: a
 	// single-threaded server at 1.0 is saturated whatever the host.
 	BusiestCores *float64 `json:"busiest_cores,omitempty"`
+	// RunQueueSeconds is the time its threads spent runnable but waiting
+	// for a CPU over the interval (schedstat), summed over the processes
+	// that ran through it; nil when the kernel does not tell.
+	RunQueueSeconds *float64 `json:"run_queue_seconds,omitempty"`
 }
 
 // netCounters are the TCP counters kept as deltas: "Tcp.ActiveOpens"
@@ -74,10 +78,19 @@ var netCounters = []string{
 	"TcpExt.TCPFastOpenPassive", "TcpExt.TCPFastOpenListenOverflow", "TcpExt.TCPFastOpenPassiveFail",
 }
 
-// procCPU is one process's counters at a reading.
+// procCPU is one process's counters at a reading: CPU ticks, its start,
+// and the nanoseconds its threads waited for a CPU (the run queue, from
+// /proc/PID/task/TID/schedstat; hasWait false when unreadable).
 type procCPU struct {
 	ticks, start uint64
+	// cpuNS and wait are the nanoseconds its live threads ran and waited
+	// for a CPU (schedstat: finer than ticks, but without exited threads).
+	cpuNS, wait uint64
+	hasWait     bool
 }
+
+// maxTasks bounds the threads whose schedstat is read per process.
+const maxTasks = 1024
 
 // linuxReading is what Start reads.
 type linuxReading struct {
@@ -194,13 +207,56 @@ func hostCPU(a, b []uint64, cores int) *HostCPU {
 	return h
 }
 
-// readProcCPU reads utime + stime and starttime from dir/stat.
+// readProcCPU reads utime + stime and starttime from dir/stat, and the
+// run-queue wait of its threads.
 func readProcCPU(dir string) (procCPU, bool) {
 	b, err := os.ReadFile(filepath.Join(dir, "stat"))
 	if err != nil {
 		return procCPU{}, false
 	}
-	return parseProcStat(b)
+	p, ok := parseProcStat(b)
+	if !ok {
+		return p, false
+	}
+	p.cpuNS, p.wait, p.hasWait = schedstat(dir)
+	return p, true
+}
+
+// schedstat sums each thread's schedstat: the nanoseconds it ran and
+// those it spent runnable, waiting for a CPU.
+func schedstat(dir string) (cpu, wait uint64, ok bool) {
+	tasks, err := os.ReadDir(filepath.Join(dir, "task"))
+	if err != nil || len(tasks) == 0 {
+		b, err := os.ReadFile(filepath.Join(dir, "schedstat"))
+		if err != nil {
+			return 0, 0, false
+		}
+		return parseSchedstat(b)
+	}
+	for i, t := range tasks {
+		if i >= maxTasks {
+			break
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "task", t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread exited
+		}
+		if c, w, ok := parseSchedstat(b); ok {
+			cpu, wait = cpu+c, wait+w
+		}
+	}
+	return cpu, wait, true
+}
+
+// parseSchedstat reads "cpu_ns wait_ns timeslices".
+func parseSchedstat(b []byte) (cpu, wait uint64, ok bool) {
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, 0, false
+	}
+	c, err1 := strconv.ParseUint(f[0], 10, 64)
+	w, err2 := strconv.ParseUint(f[1], 10, 64)
+	return c, w, err1 == nil && err2 == nil
 }
 
 // parseProcStat parses /proc/PID/stat: "pid (comm) state ppid ...". The
@@ -288,6 +344,10 @@ func (c *linuxCollector) sample(l *Linux, second *linuxReading) {
 		var used, over float64
 		if a, ok := first.procs[p.PID]; ok && a.start == b.start && b.ticks >= a.ticks {
 			used, over = float64(b.ticks-a.ticks)/clockTicks, secs
+			if a.hasWait && b.hasWait && b.wait >= a.wait {
+				w := float64(b.wait-a.wait) / 1e9
+				p.RunQueueSeconds = &w
+			}
 		} else {
 			// Started during the interval (or a reused PID): since it
 			// started, when the boot time says when that was.
@@ -360,6 +420,12 @@ func services(ps []Process, secs *float64) []Service {
 			}
 			*s.CPUSeconds += *p.CPUSeconds
 			*s.BusiestCores = max(*s.BusiestCores, *p.CPUCores)
+		}
+		if secs != nil && p.RunQueueSeconds != nil {
+			if s.RunQueueSeconds == nil {
+				s.RunQueueSeconds = new(float64)
+			}
+			*s.RunQueueSeconds += *p.RunQueueSeconds
 		}
 	}
 	if len(names) == 0 {

@@ -511,6 +511,7 @@ type fakeProc struct {
 	comm, argv0  string
 	utime, stime uint64
 	start        uint64
+	waitNS       uint64 // run-queue wait (schedstat)
 }
 
 func writeProcTree(t *testing.T, dir string, cpu string, activeOpens int, procs []fakeProc) {
@@ -537,6 +538,7 @@ func writeProcTree(t *testing.T, dir string, cpu string, activeOpens int, procs 
 		w(d+"/comm", p.comm+"\n")
 		w(d+"/status", fmt.Sprintf("Name:\t%s\nPPid:\t%d\nThreads:\t1\nVmRSS:\t1000 kB\n", p.comm, p.ppid))
 		w(d+"/cmdline", p.argv0+"\x00-c\x00secret\x00")
+		w(d+"/schedstat", fmt.Sprintf("%d %d 5\n", p.utime*1e7, p.waitNS))
 		// pid (comm) state ppid pgrp session tty tpgid flags minflt
 		// cminflt majflt cmajflt utime stime cutime cstime priority nice
 		// threads itreal starttime
@@ -553,7 +555,7 @@ func TestLinuxInterval(t *testing.T) {
 	// 2 cores; the first reading.
 	writeProcTree(t, root, "cpu  1000 0 1000 8000 0 0 0 0 0 0", 100, []fakeProc{
 		{pid: 10, ppid: 1, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 50, stime: 50, start: 100},
-		{pid: 11, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 1000, stime: 0, start: 200},
+		{pid: 11, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 1000, stime: 0, start: 200, waitNS: 1e9},
 		{pid: 12, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 500, stime: 0, start: 200},
 		{pid: 20, ppid: 1, comm: "ruby", argv0: "/usr/bin/unicorn", utime: 10, stime: 0, start: 300},
 	})
@@ -566,8 +568,8 @@ func TestLinuxInterval(t *testing.T) {
 	// Ten seconds later: the host was busy 1000 + 500 of 2000 ticks per
 	// core-second... 20 s of CPU time in all, 15 s busy, 5 s idle.
 	writeProcTree(t, root, "cpu  2000 0 1500 8500 0 0 0 0 0 0", 160, []fakeProc{
-		{pid: 10, ppid: 1, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 60, stime: 50, start: 100},     // 0.1 s
-		{pid: 11, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 1700, stime: 100, start: 200}, // 8 s
+		{pid: 10, ppid: 1, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 60, stime: 50, start: 100},                    // 0.1 s
+		{pid: 11, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 1700, stime: 100, start: 200, waitNS: 4.5e9}, // 8 s, 3.5 s waiting
 		// 12 was replaced by a new process with the same PID 5 s before
 		// the second reading (btime 1700000000 + 99500 ticks = t0 + 5 s):
 		// 2 s of CPU since.
@@ -617,8 +619,8 @@ func TestLinuxInterval(t *testing.T) {
 			t.Errorf("service %d = %+v, want %+v", i, g, w)
 		}
 	}
-	if s := l.Services[0]; !near(*s.CPUSeconds, 10.1) || !near(*s.CPUCores, 1.01) || !near(*s.BusiestCores, 0.8) {
-		t.Errorf("php-fpm: %v s, %v cores, busiest %v", *s.CPUSeconds, *s.CPUCores, *s.BusiestCores)
+	if s := l.Services[0]; !near(*s.CPUSeconds, 10.1) || !near(*s.CPUCores, 1.01) || !near(*s.BusiestCores, 0.8) || s.RunQueueSeconds == nil || !near(*s.RunQueueSeconds, 3.5) {
+		t.Errorf("php-fpm: %v s, %v cores, busiest %v, waited %v", *s.CPUSeconds, *s.CPUCores, *s.BusiestCores, s.RunQueueSeconds)
 	}
 	if l.NetDeltas["Tcp.ActiveOpens"] != 60 || l.NetDeltas["TcpExt.TW"] != 120 || l.NetDeltas["TcpExt.ListenOverflows"] != 0 {
 		t.Errorf("net deltas %v", l.NetDeltas)
@@ -660,6 +662,11 @@ func TestLinuxCPUReal(t *testing.T) {
 	}
 	if c := got[spin.Process.Pid]; c == nil || *c <= 0 || *c > 1.05 {
 		t.Errorf("spinning shell: %v cores", c)
+	}
+	for _, p := range l.Processes {
+		if p.PID == spin.Process.Pid && p.RunQueueSeconds == nil {
+			t.Errorf("no run-queue time read from schedstat: %+v", p)
+		}
 	}
 	if c := got[sleep.Process.Pid]; c == nil || *c != 0 {
 		t.Errorf("sleeping process: %v cores", c)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +51,23 @@ type PHPFPMPool struct {
 	// conn, max children reached, slow requests); nil without two
 	// readings.
 	Interval *CounterInterval `json:"interval,omitempty"`
+	// CPU is what the pool's workers (the PIDs its status lists) used of
+	// the CPU over the same interval, read from /proc with each status
+	// reading; nil when they are not on this host or there is no
+	// interval.
+	CPU *PHPFPMCPU `json:"cpu,omitempty"`
+}
+
+// PHPFPMCPU is a pool's workers' CPU over the interval, from their
+// threads' schedstat (nanoseconds, finer than the 10 ms of
+// /proc/PID/stat): the time they ran and the time they were runnable but
+// waited for a CPU. Workers are those listed at both readings (a worker
+// replaced in between, pm.max_requests, is left out: Of counts all).
+type PHPFPMCPU struct {
+	Seconds         float64 `json:"seconds"`
+	RunQueueSeconds float64 `json:"run_queue_seconds"`
+	Workers         int     `json:"workers"`
+	Of              int     `json:"of"`
 }
 
 // Value is a setting of the pool as PHP-FPM applies it (the files', else
@@ -175,15 +195,36 @@ func (s *PHPFPMStatus) LastRequests() (duration, cpu float64, n int) {
 type phpfpmCollector struct {
 	conf     string
 	interval time.Duration
-	// first are Start's status readings by pool, at firstAt.
-	first   map[string]*PHPFPMStatus
-	firstAt time.Time
+	// procRoot is /proc (tests may point elsewhere).
+	procRoot string
+	// first are Start's status readings by pool, at firstAt, and the
+	// workers' CPU counters read with them.
+	first    map[string]*PHPFPMStatus
+	firstCPU map[string]map[int64]procCPU
+	firstAt  time.Time
 }
 
 // NewPHPFPM returns the collector of the PHP-FPM configured by conf
 // (php-fpm.conf).
 func NewPHPFPM(conf string, interval time.Duration) Collector {
-	return &phpfpmCollector{conf: conf, interval: interval}
+	return &phpfpmCollector{conf: conf, interval: interval, procRoot: "/proc"}
+}
+
+// workerCPU reads the CPU counters of a status's workers that run on
+// this host (their /proc/PID/comm names php-fpm).
+func (c *phpfpmCollector) workerCPU(st *PHPFPMStatus) map[int64]procCPU {
+	out := map[int64]procCPU{}
+	for _, p := range st.Processes {
+		dir := filepath.Join(c.procRoot, strconv.FormatInt(p.PID, 10))
+		comm, err := os.ReadFile(filepath.Join(dir, "comm"))
+		if err != nil || !strings.HasPrefix(string(comm), "php-fpm") {
+			continue
+		}
+		if pc, ok := readProcCPU(dir); ok && pc.hasWait {
+			out[p.PID] = pc
+		}
+	}
+	return out
 }
 
 var _ Starter = (*phpfpmCollector)(nil)
@@ -211,10 +252,11 @@ func (c *phpfpmCollector) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.first, c.firstAt = map[string]*PHPFPMStatus{}, time.Now()
+	c.first, c.firstCPU, c.firstAt = map[string]*PHPFPMStatus{}, map[string]map[int64]procCPU{}, time.Now()
 	for _, p := range cfg.Pools {
 		if st, err := poolStatus(ctx, p); err == nil {
 			c.first[p.Name] = st
+			c.firstCPU[p.Name] = c.workerCPU(st)
 		}
 	}
 	return nil
@@ -259,6 +301,7 @@ func (c *phpfpmCollector) Collect(ctx context.Context, s *Snapshot) error {
 				if a.StartSince > st.StartSince {
 					pool.Interval.Restarted = true
 				}
+				pool.CPU = poolCPU(c.firstCPU[p.Name], c.workerCPU(st), len(st.Processes))
 			}
 		}
 		layer.Pools = append(layer.Pools, pool)
@@ -271,6 +314,28 @@ func (c *phpfpmCollector) Collect(ctx context.Context, s *Snapshot) error {
 		return fmt.Errorf("php-fpm: status: %w", joinErrors(errs))
 	}
 	return nil
+}
+
+// poolCPU is the workers' CPU between two readings (nil when none of
+// them could be read on this host).
+func poolCPU(a, b map[int64]procCPU, listed int) *PHPFPMCPU {
+	if len(a) == 0 || len(b) == 0 {
+		return nil
+	}
+	out := &PHPFPMCPU{Of: listed}
+	for pid, y := range b {
+		x, ok := a[pid]
+		if !ok || x.start != y.start || y.cpuNS < x.cpuNS || y.wait < x.wait {
+			continue
+		}
+		out.Workers++
+		out.Seconds += float64(y.cpuNS-x.cpuNS) / 1e9
+		out.RunQueueSeconds += float64(y.wait-x.wait) / 1e9
+	}
+	if out.Workers == 0 {
+		return nil
+	}
+	return out
 }
 
 // poolStatus asks a pool for its full status over FastCGI on its socket.

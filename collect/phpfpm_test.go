@@ -62,6 +62,11 @@ func TestPHPFPM(t *testing.T) {
 	if iv := pool.Interval; iv == nil || iv.Deltas["accepted_conn"] != requests+1 {
 		t.Errorf("interval %+v, want %d accepted connections", pool.Interval, requests+1)
 	}
+	// The workers' CPU over the same interval, from /proc: about the
+	// requests' CPU (each ran on a worker listed at both readings).
+	if c := pool.CPU; c == nil || c.Workers != 3 || c.Of != 3 || c.Seconds <= 0 || c.RunQueueSeconds < 0 {
+		t.Errorf("pool CPU %+v", pool.CPU)
+	}
 	d, cpu, n := st.LastRequests()
 	// PHP-FPM counts a request's CPU in 10 ms ticks: about the duration,
 	// give or take a tick.
