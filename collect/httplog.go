@@ -46,11 +46,11 @@ type HTTPLog struct {
 	UpstreamRequestTotal float64 `json:"upstream_request_total_s"`
 	// StaticRequests and StaticTime are the requests for static files
 	// (by extension, as `stacktune http` tells them).
-	StaticRequests int64   `json:"static_requests"`
-	StaticTime     float64 `json:"static_time_s"`
-	Endpoints []HTTPEndpoint `json:"endpoints"`
-	Pollers   []HTTPPoller   `json:"pollers"`
-	Skipped   int64          `json:"skipped"`
+	StaticRequests int64          `json:"static_requests"`
+	StaticTime     float64        `json:"static_time_s"`
+	Endpoints      []HTTPEndpoint `json:"endpoints"`
+	Pollers        []HTTPPoller   `json:"pollers"`
+	Skipped        int64          `json:"skipped"`
 	// Notes say what limits the reading (a log cut at the limit).
 	Notes []string `json:"notes,omitempty"`
 }
@@ -84,7 +84,7 @@ type HTTPPoller struct {
 // Bounds of the HTTP log collector.
 const (
 	httpLogMaxBytes = 64 << 20 // read at most this much of the interval
-	httpLogTail     = 16 << 20  // a log that did not grow: its last bytes
+	httpLogTail     = 16 << 20 // a log that did not grow: its last bytes
 	httpMaxLine     = 1 << 20
 	pollKeys        = 4096 // client × URL pairs followed
 	pollMin         = 5
