@@ -28,6 +28,8 @@ type Context struct {
 	// PHPFPM is the php_fpm layer (collect's LayerOf), nil when not
 	// collected.
 	PHPFPM *collect.PHPFPM
+	// HTTPLog is the http_log layer: the access log over the interval.
+	HTTPLog *collect.HTTPLog
 
 	fixed   map[string]string
 	notSeen []string
@@ -50,6 +52,16 @@ func newContext(s *collect.Snapshot, opt Options) *Context {
 		c.NotSeen("php_fpm: the layer does not read: " + err.Error())
 	} else {
 		c.PHPFPM = p
+	}
+	if h, err := collect.LayerOf[collect.HTTPLog](s, "http_log"); err != nil {
+		c.NotSeen("http_log: the layer does not read: " + err.Error())
+	} else {
+		c.HTTPLog = h
+		if h != nil {
+			for _, n := range h.Notes {
+				c.NotSeen("http_log: " + n)
+			}
+		}
 	}
 	c.layersNotSeen()
 	return c

@@ -68,6 +68,8 @@ var Rules = []Rule{
 	nginxGzip,
 	nginxListenBacklog,
 	nginxServerTokens,
+	nginxHealthCheck,
+	nginxProxyOverhead,
 	// memcached
 	memcachedHitRatio,
 	memcachedEvictions,
