@@ -44,6 +44,11 @@ type MySQL struct {
 	Data DataSizes `json:"data"`
 	// PerformanceSchema says whether statement digests can be read.
 	PerformanceSchema PerformanceSchema `json:"performance_schema"`
+	// BlobColumns are the user tables' TEXT, BLOB and JSON columns (at
+	// most maxBlobColumns): an implicit temporary table holding one goes
+	// to disk on MariaDB and MySQL before 8.0.13 whatever tmp_table_size
+	// says.
+	BlobColumns []BlobColumn `json:"blob_columns,omitempty"`
 	// VariableRules say what the server does to a value of a numeric
 	// variable it rounds or bounds (MariaDB publishes its block sizes and
 	// ranges in information_schema.SYSTEM_VARIABLES; MySQL its ranges in
@@ -55,6 +60,34 @@ type MySQL struct {
 	// failed query); the collector's error says why. The matching fields
 	// are zero or nil.
 	Missing []string `json:"missing,omitempty"`
+}
+
+// BlobColumn is one TEXT, BLOB or JSON column.
+type BlobColumn struct {
+	Schema string `json:"schema"`
+	Table  string `json:"table"`
+	Column string `json:"column"`
+	Type   string `json:"type"`
+}
+
+// maxBlobColumns bounds BlobColumns.
+const maxBlobColumns = 10000
+
+// readBlobColumns reads the user tables' TEXT, BLOB and JSON columns.
+func (c *mysqlCollector) readBlobColumns(ctx context.Context, m *MySQL) error {
+	rows, err := c.db.QueryContext(ctx, qMySQLBlobColumns, maxBlobColumns)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b BlobColumn
+		if err := rows.Scan(&b.Schema, &b.Table, &b.Column, &b.Type); err != nil {
+			return err
+		}
+		m.BlobColumns = append(m.BlobColumns, b)
+	}
+	return rows.Err()
 }
 
 // VariableRule is what a server publishes about a numeric variable: its
@@ -246,6 +279,10 @@ const (
 	qMySQLGlobalPriv = `SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES
 WHERE PRIVILEGE_TYPE = 'SELECT'
   AND GRANTEE = CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''')`
+	qMySQLBlobColumns = `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS
+WHERE DATA_TYPE IN ('tinytext', 'text', 'mediumtext', 'longtext', 'tinyblob', 'blob', 'mediumblob', 'longblob', 'json')
+  AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')
+ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION LIMIT ?`
 	qMySQLSizes = `SELECT TABLE_SCHEMA, COALESCE(ENGINE, ''), COUNT(*),
   COALESCE(SUM(DATA_LENGTH), 0), COALESCE(SUM(INDEX_LENGTH), 0)
 FROM information_schema.TABLES
@@ -459,6 +496,9 @@ func (c *mysqlCollector) Collect(ctx context.Context, s *Snapshot) error {
 	}
 	// Best effort: without them a value is compared as it is written.
 	_ = c.variableRules(ctx, m)
+	if err := c.readBlobColumns(ctx, m); err != nil {
+		miss("TEXT and BLOB columns (information_schema.COLUMNS)", err)
+	}
 	var n int
 	switch err := c.db.QueryRowContext(ctx, qMySQLGlobalPriv).Scan(&n); {
 	case err != nil:

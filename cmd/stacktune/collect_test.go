@@ -102,7 +102,7 @@ func TestCollectFlags(t *testing.T) {
 		}
 	}
 	_, _, err := run(t, "", "collect", "--no-linux")
-	if want := "nothing to collect: give --dsn, --nginx-conf, --memcached, --redis, --php-fpm-conf or --http-log (or drop --no-linux)"; err == nil || err.Error() != want {
+	if want := "nothing to collect: give --dsn, --nginx-conf, --memcached, --redis, --php-fpm-conf, --http-log or --queries (or drop --no-linux)"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
 	if _, _, err := run(t, "", "audit", "--no-linux"); err == nil || !strings.Contains(err.Error(), "nothing to collect") {
