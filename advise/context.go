@@ -30,6 +30,8 @@ type Context struct {
 	PHPFPM *collect.PHPFPM
 	// HTTPLog is the http_log layer: the access log over the interval.
 	HTTPLog *collect.HTTPLog
+	// Queries is the queries layer: the digest of the interval.
+	Queries *collect.Queries
 
 	fixed   map[string]string
 	notSeen []string
@@ -52,6 +54,16 @@ func newContext(s *collect.Snapshot, opt Options) *Context {
 		c.NotSeen("php_fpm: the layer does not read: " + err.Error())
 	} else {
 		c.PHPFPM = p
+	}
+	if q, err := collect.LayerOf[collect.Queries](s, "queries"); err != nil {
+		c.NotSeen("queries: the layer does not read: " + err.Error())
+	} else {
+		c.Queries = q
+		if q != nil {
+			for _, n := range q.Notes {
+				c.NotSeen("queries: " + n)
+			}
+		}
 	}
 	if h, err := collect.LayerOf[collect.HTTPLog](s, "http_log"); err != nil {
 		c.NotSeen("http_log: the layer does not read: " + err.Error())

@@ -535,7 +535,104 @@ func TestMySQLTmpTableSize(t *testing.T) {
 			setDelta(s, "Created_tmp_tables", 1000)
 			setDelta(s, "Created_tmp_disk_tables", 6)
 		}, fires: false},
+		// Issue 17: on MariaDB 10.11 the disk temporary tables come from a
+		// GROUP BY over a TEXT column, which no size keeps in memory.
+		{name: "MariaDB 10.11, all from a TEXT column: no size change, the query", setup: both(diskTmp, notesText, withQueries(true,
+			collect.QueryClass{Fingerprint: "select body, count(*) from shop.notes where author > ? group by body", Sample: "SELECT body, COUNT(*) FROM shop.notes WHERE author > 0 GROUP BY body", Count: 400, TmpTables: 400, TmpDiskTables: 400})),
+			fires: true, check: func(t *testing.T, fs []Finding) {
+				if change(fs, "tmp_table_size") != nil {
+					t.Fatalf("a size change for TEXT temporary tables:%s", describe(fs))
+				}
+				wantText(t, fs[0].Title, "all of them holding TEXT or BLOB columns")
+				wantText(t, fs[0].Change.From, "notes.body (text)")
+				wantText(t, fs[0].Effect, "MariaDB's in-memory temporary tables cannot hold TEXT")
+			}},
+		{name: "MySQL 5.7 too", on: "MySQL 5.7", setup: both(diskTmp, notesText, withQueries(true,
+			collect.QueryClass{Fingerprint: "select * from notes order by rand() limit ?", Sample: "SELECT * FROM notes ORDER BY RAND() LIMIT 5", Count: 100, TmpDiskTables: 100})),
+			fires: true, check: func(t *testing.T, fs []Finding) {
+				if change(fs, "tmp_table_size") != nil {
+					t.Fatal("a size change")
+				}
+			}},
+		{name: "MySQL 8.0's TempTable holds TEXT in memory: the size change stands", on: "MySQL 8.0", setup: both(diskTmp, notesText, withQueries(true,
+			collect.QueryClass{Fingerprint: "select body, count(*) from shop.notes group by body", Sample: "SELECT body, COUNT(*) FROM shop.notes GROUP BY body", Count: 100, TmpDiskTables: 100})),
+			fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "tmp_table_size", fmt.Sprint(64*mib)) }},
+		{name: "some from TEXT, some not: the size change, with a note", setup: both(diskTmp, notesText, withQueries(true,
+			collect.QueryClass{Fingerprint: "select body, count(*) from shop.notes group by body", Sample: "SELECT body, COUNT(*) FROM shop.notes GROUP BY body", Count: 100, TmpDiskTables: 100},
+			collect.QueryClass{Fingerprint: "select author, count(*) from shop.notes group by author order by count(*)", Sample: "SELECT author, COUNT(*) FROM shop.notes GROUP BY author ORDER BY COUNT(*)", Count: 50, TmpDiskTables: 50})),
+			fires: true, check: func(t *testing.T, fs []Finding) {
+				wantChange(t, fs, "tmp_table_size", fmt.Sprint(64*mib))
+				wantText(t, fs[0].Risk.Note, "100 of the 150 disk temporary tables")
+			}},
+		{name: "no plans in the slow log, TEXT columns here: said how to tell", setup: both(diskTmp, notesText, withQueries(false)), fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantChange(t, fs, "tmp_table_size", fmt.Sprint(64*mib))
+				wantText(t, fs[0].Risk.Note, "log_slow_verbosity=query_plan")
+			}},
 	})
+}
+
+// notesText gives the server a TEXT column, shop.notes.body.
+func notesText(s *collect.Snapshot) {
+	s.MySQL.BlobColumns = []collect.BlobColumn{{Schema: "shop", Table: "notes", Column: "body", Type: "text"}}
+}
+
+// withQueries sets the queries layer: a slow log digest of the interval,
+// with or without plans.
+func withQueries(plans bool, classes ...collect.QueryClass) func(s *collect.Snapshot) {
+	return func(s *collect.Snapshot) {
+		q := collect.Queries{Source: "slowlog", Files: []string{"/var/log/mysql/slow.log"}, Window: "interval", Seconds: 10, PlanKnown: plans, Classes: classes}
+		for i := range q.Classes {
+			if !plans {
+				q.Classes[i].TmpTables, q.Classes[i].TmpDiskTables = -1, -1
+			}
+			q.Events += q.Classes[i].Count
+		}
+		if err := s.SetLayer("queries", q); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func TestMySQLBulkInsert(t *testing.T) {
+	single := collect.QueryClass{Fingerprint: "insert into order_items (order_id, item_id, qty) values(?+)",
+		Sample: "INSERT INTO order_items (order_id, item_id, qty) VALUES (7, 'it(e)m, 1', 2)", Count: 3000, TimeTotal: 1.5, RowsAffected: 3000}
+	multi := single
+	multi.Sample = "INSERT INTO order_items (order_id, item_id, qty) VALUES (7, 1, 2), (7, 2, 1)"
+	requests := func(n int64) func(s *collect.Snapshot) {
+		return withHTTPLog(collect.HTTPLog{Requests: n, Timed: n, TimeTotal: 10, Seconds: 10})
+	}
+	runRuleCases(t, mysqlBulkInsert, []ruleCase{
+		{name: "no digest: silent", fires: false},
+		{name: "seed 004: 10 single-row inserts per request", setup: both(withQueries(false, single), requests(300)), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			wantText(t, fs[0].Title, "INSERT inserts into order_items one row at a time, 10 times per request")
+			wantText(t, fs[0].Change.To, "sorted by the table's primary (or unique) key")
+		}},
+		{name: "already multi-row: silent", setup: both(withQueries(false, multi), requests(300)), fires: false},
+		{name: "one per request: silent", setup: both(withQueries(false, single), requests(3000)), fires: false},
+		{name: "no access log, a steady stream: information", setup: withQueries(false, single), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Info)
+			wantText(t, fs[0].Title, "300 times a second")
+		}},
+		{name: "INSERT ... SELECT: silent", setup: both(withQueries(false, collect.QueryClass{Fingerprint: "insert into t select * from u", Sample: "INSERT INTO t SELECT * FROM u", Count: 3000}), requests(10)), fires: false},
+	})
+}
+
+func TestValueTuples(t *testing.T) {
+	for in, want := range map[string]int{
+		"INSERT INTO t (a) VALUES (1)":                                 1,
+		`insert into t values (1, 'a)b'), (2, "c(")`:                   2,
+		"INSERT INTO t (a) VALUE (1)":                                  0,
+		"INSERT INTO t SET a = 1":                                      0,
+		"INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a=(a+1)": 1,
+		"INSERT INTO t (`values`) VALUES ((1)), ((2))":                 2,
+		`INSERT INTO t VALUES (1, 'it\'s')`:                            1,
+	} {
+		if got := valueTuples(in); got != want {
+			t.Errorf("%q: %d, want %d", in, got, want)
+		}
+	}
 }
 
 func TestMySQLBinlogCache(t *testing.T) {

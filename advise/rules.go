@@ -42,6 +42,7 @@ var Rules = []Rule{
 	mysqlPerformanceSchema,
 	mysqlSlowLog,
 	mysqlUnixSocket,
+	mysqlBulkInsert,
 	// Linux
 	linuxPortRange,
 	linuxTWBuckets,
