@@ -173,3 +173,70 @@ func TestMemcachedWriteOnRead(t *testing.T) {
 			fires: true, check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Source, "delta over 10 s") }},
 	})
 }
+
+func TestMemcachedTTL(t *testing.T) {
+	ttl := func(items, none, hour int64) func(s *collect.Snapshot) {
+		return func(s *collect.Snapshot) { s.Memcached.TTL = &collect.MemcachedTTL{Items: items, NoExpiry: none, OverHour: hour} }
+	}
+	runRuleCases(t, memcachedTTL, []ruleCase{
+		{name: "no metadump: silent", snap: cacheSnap, fires: false},
+		{name: "seed 004: most items never expire", snap: cacheSnap, setup: ttl(50000, 40000, 1000), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			wantText(t, fs[0].Title, "80% of memcached's items never expire (40000 of 50000)")
+			wantText(t, fs[0].Change.To, "at most 3600 s")
+		}},
+		{name: "TTLs everywhere: silent", snap: cacheSnap, setup: ttl(50000, 10, 1000), fires: false},
+		{name: "too few items: silent", snap: cacheSnap, setup: ttl(50, 50, 0), fires: false},
+	})
+}
+
+func TestMemcachedUDP(t *testing.T) {
+	runRuleCases(t, memcachedUDP, []ruleCase{
+		{name: "UDP off: silent", snap: cacheSnap, fires: false},
+		{name: "UDP on 11211: -U 0 (seed 004)", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.UDPPort, s.Memcached.Settings["udpport"] = 11211, "11211"
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "-U", "0") }},
+	})
+}
+
+func TestMemcachedBacklog(t *testing.T) {
+	local := func(overflows float64, conns float64) func(s *collect.Snapshot) {
+		return func(s *collect.Snapshot) {
+			s.Memcached.Addr = "127.0.0.1:11211"
+			s.Linux.TCP.Listen = append(s.Linux.TCP.Listen, collect.ListenSocket{Address: "127.0.0.1", Port: 11211, AcceptQueue: 40})
+			s.Linux.IntervalSeconds = 10
+			s.Linux.NetDeltas = map[string]float64{"TcpExt.ListenOverflows": overflows}
+			s.Memcached.Interval = &collect.CounterInterval{Seconds: 10, Deltas: map[string]float64{"total_connections": conns, "cmd_get": 1e5}}
+		}
+	}
+	runRuleCases(t, memcachedBacklog, []ruleCase{
+		{name: "remote memcached: silent", snap: cacheSnap, fires: false},
+		{name: "overflows while memcached takes 200 connections a second: -b 2048 and somaxconn", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			local(37, 2000)(s)
+			s.Linux.Sysctls["net.core.somaxconn"] = "1024"
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "-b", "2048")
+			wantChange(t, fs, "net.core.somaxconn", "2048")
+		}},
+		{name: "no overflow: silent", snap: cacheSnap, setup: local(0, 2000), fires: false},
+		{name: "overflows, but memcached takes no new connections (another listener's): silent", snap: cacheSnap, setup: local(37, 0), fires: false},
+	})
+}
+
+func TestMemcachedCAS(t *testing.T) {
+	runRuleCases(t, memcachedCAS, []ruleCase{
+		{name: "no interval: silent", snap: cacheSnap, fires: false},
+		{name: "no cas over a busy interval: -C", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.CurrItems = 100000
+			mcInterval(map[string]float64{"cmd_get": 50000, "cmd_set": 5000, "cas_hits": 0, "cas_misses": 0, "cas_badval": 0})(s)
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "-C", "")
+			wantText(t, fs[0].Effect, "781.2 KiB")
+		}},
+		{name: "cas in use: silent", snap: cacheSnap, setup: mcInterval(map[string]float64{"cmd_get": 50000, "cmd_set": 5000, "cas_hits": 30}), fires: false},
+		{name: "already -C: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.CASEnabled = false
+			mcInterval(map[string]float64{"cmd_get": 50000})(s)
+		}, fires: false},
+	})
+}

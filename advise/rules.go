@@ -77,6 +77,10 @@ var Rules = []Rule{
 	memcachedConnections,
 	memcachedUnixSocket,
 	memcachedWriteOnRead,
+	memcachedTTL,
+	memcachedUDP,
+	memcachedBacklog,
+	memcachedCAS,
 	// the application's workers
 	appWorkers,
 	phpfpmLimits,

@@ -259,7 +259,7 @@ func Render(s *Set) (map[string][]byte, error) {
 			writeLines(&b, s.header(rel))
 			for _, l := range Lines(cs) {
 				writeLines(&b, l.Comments)
-				b.WriteString(l.Key + " " + l.Value + "\n")
+				b.WriteString(strings.TrimSpace(l.Key+" "+l.Value) + "\n") // a flag without a value: "-C"
 			}
 			out[rel] = []byte(b.String())
 		}
