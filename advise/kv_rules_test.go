@@ -176,7 +176,9 @@ func TestMemcachedWriteOnRead(t *testing.T) {
 
 func TestMemcachedTTL(t *testing.T) {
 	ttl := func(items, none, hour int64) func(s *collect.Snapshot) {
-		return func(s *collect.Snapshot) { s.Memcached.TTL = &collect.MemcachedTTL{Items: items, NoExpiry: none, OverHour: hour} }
+		return func(s *collect.Snapshot) {
+			s.Memcached.TTL = &collect.MemcachedTTL{Items: items, NoExpiry: none, OverHour: hour}
+		}
 	}
 	runRuleCases(t, memcachedTTL, []ruleCase{
 		{name: "no metadump: silent", snap: cacheSnap, fires: false},
