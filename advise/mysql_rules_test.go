@@ -238,6 +238,16 @@ func TestMySQLRedoLogCapacity(t *testing.T) {
 func TestMySQLLogBuffer(t *testing.T) {
 	runRuleCases(t, mysqlLogBuffer, []ruleCase{
 		{name: "no waits: silent", fires: false},
+		{name: "issue 17: 300 waits since start, none over the interval: said, as such", setup: func(s *collect.Snapshot) {
+			s.MySQL.Status.First["Innodb_log_waits"], s.MySQL.Status.Second["Innodb_log_waits"] = "300", "300"
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Info)
+			wantText(t, fs[0].Title, "300 times since the server started, none over the interval")
+			wantChange(t, fs, "innodb_log_buffer_size", fmt.Sprint(64*mib))
+		}},
+		{name: "a few waits since start: silent", setup: func(s *collect.Snapshot) {
+			s.MySQL.Status.First["Innodb_log_waits"], s.MySQL.Status.Second["Innodb_log_waits"] = "12", "12"
+		}, fires: false},
 		{name: "waits: 64 MiB", setup: func(s *collect.Snapshot) { setDelta(s, "Innodb_log_waits", 12) }, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantChange(t, fs, "innodb_log_buffer_size", fmt.Sprint(64*mib))
 			if !fs[0].Risk.Restart {

@@ -64,6 +64,11 @@ type Linux struct {
 	// NetDeltas are TCP counters' growth over the interval ("Tcp.ActiveOpens",
 	// "TcpExt.ListenOverflows": see netCounters); nil without two readings.
 	NetDeltas map[string]float64 `json:"net_deltas,omitempty"`
+	// NUMANodes is the number of NUMA nodes (/sys/devices/system/node),
+	// 0 when the kernel tells none.
+	NUMANodes int `json:"numa_nodes,omitempty"`
+	// Mounts are the mounted file systems (/proc/self/mountinfo).
+	Mounts []Mount `json:"mounts,omitempty"`
 	// AppProcesses are the patterns given as the application's processes
 	// (LinuxOptions.AppProcesses), beside the app servers known by name.
 	AppProcesses []string `json:"app_processes,omitempty"`
@@ -105,6 +110,10 @@ type Process struct {
 	Argv0    string `json:"argv0,omitempty"`
 	Threads  int    `json:"threads"`
 	RSSBytes int64  `json:"rss_bytes"`
+	// Allocator is the malloc library a database process mapped
+	// (jemalloc, tcmalloc), "" for the C library's (read for mysqld and
+	// mariadbd only).
+	Allocator string `json:"allocator,omitempty"`
 	// Limits is /proc/PID/limits keyed by rlimit name ("nofile" is Max
 	// open files, "nproc" Max processes; see limitKeys); -1 is unlimited.
 	// Nil when unreadable.
@@ -180,6 +189,8 @@ type LinuxOptions struct {
 	// ProcRoot is where procfs is mounted; default /proc. Sysctls are read
 	// from ProcRoot/sys, sockets from ProcRoot/net/tcp{,6}.
 	ProcRoot string
+	// SysRoot is where sysfs is mounted; default /sys (NUMA nodes).
+	SysRoot string
 	// Processes are path.Match patterns matched against each process's
 	// comm, executable name and argv0; default DefaultProcesses.
 	Processes []string
@@ -225,6 +236,7 @@ var LinuxSysctls = []string{
 	"fs.nr_open",
 	"vm.swappiness",
 	"vm.overcommit_memory",
+	"net.ipv4.tcp_fastopen",
 	"net.core.rmem_max",
 	"net.core.wmem_max",
 	"net.ipv4.tcp_rmem",
@@ -245,6 +257,9 @@ type linuxCollector struct {
 func NewLinux(opt LinuxOptions) Collector {
 	if opt.ProcRoot == "" {
 		opt.ProcRoot = "/proc"
+	}
+	if opt.SysRoot == "" {
+		opt.SysRoot = "/sys"
 	}
 	if len(opt.Processes) == 0 {
 		opt.Processes = DefaultProcesses
@@ -370,6 +385,15 @@ func (c *linuxCollector) Collect(ctx context.Context, s *Snapshot) error {
 		miss("processes", err)
 	}
 	l.Processes = procs
+	for i := range l.Processes {
+		if p := &l.Processes[i]; p.Pattern == "mysqld" || p.Pattern == "mariadbd" {
+			p.Allocator = processAllocator(filepath.Join(root, strconv.Itoa(p.PID)))
+		}
+	}
+	l.NUMANodes = countNUMANodes(c.opt.SysRoot)
+	if ms, err := readMounts(root); err == nil {
+		l.Mounts = ms
+	}
 	c.sample(l, second)
 
 	lo, hi := 32768, 60999 // the kernel's default ip_local_port_range
