@@ -239,7 +239,7 @@ func sortFindings(fs []Finding) {
 func (c *Context) enforce(f *Finding) {
 	var notes []string
 	keep := func(ch *changeset.Change) bool {
-		if v, ok := c.Fixed(ch.Name); ok && !mysqlvar.Equal(v, ch.To) {
+		if v, ok := c.fixedAny(ch); ok && !mysqlvar.Equal(v, ch.To) {
 			notes = append(notes, fmt.Sprintf("%s is fixed at %s (--fix): not changed", ch.Name, v))
 			return false
 		}
@@ -274,6 +274,24 @@ func (c *Context) enforce(f *Finding) {
 	if had && f.Change == nil && f.Severity != Critical {
 		f.Severity = Info
 	}
+}
+
+// fixedAny is the value a change's setting is fixed at, under any of its
+// names (--fix transaction_isolation fixes tx_isolation too).
+func (c *Context) fixedAny(ch *changeset.Change) (string, bool) {
+	names := []string{ch.Name}
+	if ch.Option != "" {
+		names = append(names, ch.Option)
+	}
+	if ch.Kind == changeset.MySQLVariable || ch.Kind == changeset.MySQLOption {
+		names = append(names, mysqlvar.Aliases(ch.Name)...)
+	}
+	for _, n := range names {
+		if v, ok := c.Fixed(n); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // resolveConflicts keeps, for each setting, the change of the first

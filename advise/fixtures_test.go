@@ -176,6 +176,22 @@ func defaultValue(name, flavor string, v mysqlvar.Version) string {
 		return "134217728"
 	case "performance_schema":
 		return pick("ON", "OFF")
+	case "innodb_max_dirty_pages_pct":
+		if !maria && !my80 {
+			return "75"
+		}
+		return "90"
+	case "innodb_lru_scan_depth":
+		return pick("1024", "1536")
+	case "innodb_autoinc_lock_mode":
+		if my80 {
+			return "2"
+		}
+		return "1"
+	case "binlog_format":
+		return pick("ROW", "MIXED")
+	case "innodb_numa_interleave":
+		return "OFF"
 	case "slow_query_log":
 		return "OFF"
 	case "long_query_time":
@@ -187,7 +203,6 @@ func defaultValue(name, flavor string, v mysqlvar.Version) string {
 // extraVariables exist on every version and are read by rules, but no
 // rule changes them, so versionTable does not list them.
 var extraVariables = map[string]string{
-	"innodb_max_dirty_pages_pct": "90",
 	"connect_timeout":            "10",
 	"slow_query_log_file":        "/var/lib/mysql/host-slow.log",
 	"innodb_page_size":           "16384",

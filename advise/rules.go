@@ -43,6 +43,11 @@ var Rules = []Rule{
 	mysqlSlowLog,
 	mysqlUnixSocket,
 	mysqlBulkInsert,
+	mysqlMaxDirtyPages,
+	mysqlLRUScanDepth,
+	mysqlAutoincLockMode,
+	mysqlIsolation,
+	mysqlBinlogFormat,
 	// Linux
 	linuxPortRange,
 	linuxTWBuckets,
