@@ -203,9 +203,9 @@ func defaultValue(name, flavor string, v mysqlvar.Version) string {
 // extraVariables exist on every version and are read by rules, but no
 // rule changes them, so versionTable does not list them.
 var extraVariables = map[string]string{
-	"connect_timeout":            "10",
-	"slow_query_log_file":        "/var/lib/mysql/host-slow.log",
-	"innodb_page_size":           "16384",
+	"connect_timeout":     "10",
+	"slow_query_log_file": "/var/lib/mysql/host-slow.log",
+	"innodb_page_size":    "16384",
 }
 
 // Fixture figures.
