@@ -348,7 +348,7 @@ func (c *Context) fillApply(f *Finding) {
 			ch.Activation = changeset.Dynamic
 		case changeset.Nginx, changeset.PHPFPM:
 			ch.Activation = changeset.Reload
-		case changeset.App:
+		case changeset.App, changeset.Mount:
 			ch.Activation = changeset.Manual
 		}
 		if ch.Apply != "" {
@@ -363,6 +363,8 @@ func (c *Context) fillApply(f *Finding) {
 			ch.Apply = "php-fpm -t && systemctl reload php-fpm (Debian: php8.2-fpm)"
 		case changeset.Systemd:
 			ch.Apply = "systemctl daemon-reload && systemctl restart " + ch.Target
+		case changeset.Mount:
+			ch.Apply = "mount -o remount," + ch.To + " " + ch.Target + " (and add " + ch.To + " to its line in /etc/fstab)"
 		}
 	}
 	if f.Change != nil {

@@ -48,6 +48,9 @@ var Rules = []Rule{
 	mysqlAutoincLockMode,
 	mysqlIsolation,
 	mysqlBinlogFormat,
+	mysqlNUMAInterleave,
+	mysqlJemalloc,
+	mysqlLogDevice,
 	// Linux
 	linuxPortRange,
 	linuxTWBuckets,
@@ -62,6 +65,8 @@ var Rules = []Rule{
 	linuxFileMax,
 	linuxCPUByService,
 	connectionChurn,
+	linuxNoatime,
+	linuxSocketBuffers,
 	// nginx
 	nginxWorkerProcesses,
 	nginxWorkerConnections,

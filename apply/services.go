@@ -168,6 +168,7 @@ func FromChangeSet(s *changeset.Set, o Services) ([]Target, []string, error) {
 	}{
 		{changeset.Memcached, "memcached's options live in the distribution's own file (/etc/memcached.conf, /etc/default/memcached or /etc/sysconfig/memcached): set them there (memcached/options of the change set's directory holds them) and restart memcached"},
 		{changeset.Redis, "set them with redis-cli CONFIG SET, then CONFIG REWRITE to keep them (or add them to redis.conf)"},
+		{changeset.Mount, "a mount option is set in /etc/fstab and takes effect with mount -o remount: fstab/stacktune of the change set's directory lists them"},
 		{changeset.App, "a change to the application's code or settings, for its developers"},
 	} {
 		if cs := s.Of(n.kind); len(cs) > 0 {

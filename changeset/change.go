@@ -35,6 +35,11 @@ const (
 	Memcached Kind = "memcached-flag"
 	// Redis is a redis.conf setting (maxmemory).
 	Redis Kind = "redis-config"
+	// Mount is a mount option of a file system: Target is its mount
+	// point, Name "options", To the option to add ("noatime"). Written
+	// in /etc/fstab and applied with mount -o remount by a person: apply
+	// says so and does not make it.
+	Mount Kind = "mount-option"
 	// PHPFPM is a setting of a PHP-FPM pool (pm.max_children): Target is
 	// "php-fpm pool NAME" (PHPFPMTarget), Name the setting as the pool
 	// file spells it.
@@ -52,7 +57,7 @@ const (
 // not yet there, a directive not set.
 const Absent = "absent"
 
-var kinds = []Kind{MySQLVariable, MySQLOption, Sysctl, Nginx, Systemd, Memcached, Redis, PHPFPM, Index, App}
+var kinds = []Kind{MySQLVariable, MySQLOption, Sysctl, Nginx, Systemd, Memcached, Redis, PHPFPM, Mount, Index, App}
 
 // phpfpmTargetPrefix starts the Target of a PHPFPM change.
 const phpfpmTargetPrefix = "php-fpm pool "
@@ -276,6 +281,10 @@ func (c *Change) validate() error {
 	case Redis:
 		if !plainName(c.Name, "-_") {
 			return fmt.Errorf("%q is not a Redis setting", c.Name)
+		}
+	case Mount:
+		if !strings.HasPrefix(c.Target, "/") || !plainName(c.To, "-_=,") || c.Name != "options" {
+			return fmt.Errorf("a mount option needs a mount point, the name options and an option")
 		}
 	case PHPFPM:
 		if err := (phpfpmconf.Edit{Pool: PHPFPMPool(c.Target), Key: c.Name, Value: c.To}).Check(); err != nil {

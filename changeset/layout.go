@@ -26,6 +26,7 @@ const (
 	MemcachedFile = "memcached/options"
 	RedisFile     = "redis/stacktune.conf"
 	PHPFPMFile    = "php-fpm/stacktune.conf"
+	MountFile     = "fstab/stacktune"
 	IndexFile     = "indexes.sql"
 	systemdDir    = "systemd"
 	dropInName    = "stacktune.conf"
@@ -42,7 +43,7 @@ const maxSetBytes = 16 << 20
 // layoutFile reports whether rel is a file this layout writes.
 func layoutFile(rel string) bool {
 	switch rel {
-	case FileName, MySQLFile, SysctlFile, NginxFile, MemcachedFile, RedisFile, PHPFPMFile, IndexFile:
+	case FileName, MySQLFile, SysctlFile, NginxFile, MemcachedFile, RedisFile, PHPFPMFile, MountFile, IndexFile:
 		return true
 	}
 	parts := strings.Split(rel, "/")
@@ -195,6 +196,8 @@ func (s *Set) header(rel string) []string {
 			"# elsewhere add them to OPTIONS in /etc/sysconfig/memcached. Then restart memcached.")
 	case rel == RedisFile:
 		h = append(h, "# Redis settings for redis.conf (or CONFIG SET now and CONFIG REWRITE to keep them).")
+	case rel == MountFile:
+		h = append(h, "# Mount options to add in /etc/fstab (the fourth field of each mount point's line), then: mount -o remount,OPTION MOUNT-POINT")
 	case rel == PHPFPMFile:
 		h = append(h, "# PHP-FPM pool settings, each under its pool's [name]: put them in that pool's file (/etc/php/8.2/fpm/pool.d/NAME.conf on Debian),",
 			"# replacing the setting of the same name. Then: php-fpm8.2 -t && systemctl reload php8.2-fpm")
@@ -263,6 +266,15 @@ func Render(s *Set) (map[string][]byte, error) {
 			}
 			out[rel] = []byte(b.String())
 		}
+	}
+	if cs := s.Of(Mount); len(cs) > 0 {
+		var b strings.Builder
+		writeLines(&b, s.header(MountFile))
+		for _, c := range cs {
+			writeLines(&b, Comments(c))
+			b.WriteString(c.Target + " " + c.To + "\n")
+		}
+		out[MountFile] = []byte(b.String())
 	}
 	if cs := s.Of(PHPFPM); len(cs) > 0 {
 		out[PHPFPMFile] = []byte(s.renderPHPFPM(cs))

@@ -30,6 +30,7 @@ func sample() *Set {
 			{Kind: Redis, Target: "redis", Name: "maxmemory", From: "0", To: "1073741824", Activation: Dynamic, Finding: "redis-maxmemory", Title: "No limit"},
 			{Kind: PHPFPM, Target: PHPFPMTarget("www"), Name: "pm.max_children", From: "50", To: "20", Direction: "decrease", Activation: Reload, Finding: "app-workers", Title: "More workers than the cores serve"},
 			{Kind: PHPFPM, Target: PHPFPMTarget("www"), Name: "pm.max_requests", From: "0", To: "2000", Activation: Reload, Finding: "app-worker-recycling", Title: "Workers never recycled"},
+			{Kind: Mount, Target: "/var/lib/mysql", Name: "options", From: "rw,relatime", To: "noatime", Activation: Manual, Finding: "linux-noatime", Title: "atime updates"},
 			{Kind: Index, Target: "app.relations", Name: "ix_one_created_at", From: Absent, To: "(`one`, `created_at`)", Activation: Dynamic, Finding: "index", Title: "relations (one, created_at)"},
 			{Kind: App, Target: "app", Name: "N+1", From: "one query per row", To: "one IN (...) query", Activation: Manual, Finding: "n-plus-one", Title: "N+1"},
 		}}
@@ -59,7 +60,7 @@ func TestWriteRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 9 {
+	if len(paths) != 10 {
 		t.Errorf("wrote %d files: %v", len(paths), paths)
 	}
 	s, notes, err := Read(dir)
