@@ -80,6 +80,10 @@ var Rules = []Rule{
 	nginxListenBacklog,
 	nginxServerTokens,
 	nginxHealthCheck,
+	nginxKeepaliveRequests,
+	nginxClientBodyTemp,
+	nginxSendfileMaxChunk,
+	nginxFastopen,
 	nginxProxyOverhead,
 	// memcached
 	memcachedHitRatio,
