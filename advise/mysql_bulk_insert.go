@@ -107,41 +107,19 @@ func insertTarget(fp string) (verb, table string, ok bool) {
 func valueTuples(sql string) int {
 	low := strings.ToLower(sql)
 	at := -1
-	inQuote := byte(0)
-	for i := 0; i < len(low); i++ {
-		ch := low[i]
-		switch {
-		case inQuote != 0:
-			if ch == '\\' {
-				i++
-			} else if ch == inQuote {
-				inQuote = 0
-			}
-		case ch == '\'' || ch == '"' || ch == '`':
-			inQuote = ch
-		case strings.HasPrefix(low[i:], "values") && (i == 0 || !isWordByte(low[i-1])) && (i+6 == len(low) || !isWordByte(low[i+6])):
+	outsideQuotes(low, 0, func(i int) bool {
+		if strings.HasPrefix(low[i:], "values") && (i == 0 || !isWordByte(low[i-1])) && (i+6 == len(low) || !isWordByte(low[i+6])) {
 			at = i + 6
+			return false
 		}
-		if at >= 0 {
-			break
-		}
-	}
+		return true
+	})
 	if at < 0 {
 		return 0
 	}
 	n, depth := 0, 0
-	inQuote = 0
-	for i := at; i < len(low); i++ {
-		ch := low[i]
-		switch {
-		case inQuote != 0:
-			if ch == '\\' {
-				i++
-			} else if ch == inQuote {
-				inQuote = 0
-			}
-		case ch == '\'' || ch == '"' || ch == '`':
-			inQuote = ch
+	outsideQuotes(low, at, func(i int) bool {
+		switch ch := low[i]; {
 		case ch == '(':
 			if depth == 0 {
 				n++
@@ -150,10 +128,35 @@ func valueTuples(sql string) int {
 		case ch == ')':
 			depth--
 		case depth == 0 && isWordByte(ch):
-			return n // ON DUPLICATE KEY UPDATE, RETURNING: the rows are over
+			return false // ON DUPLICATE KEY UPDATE, RETURNING: the rows are over
+		}
+		return true
+	})
+	return n
+}
+
+// outsideQuotes calls f with each index of s from start that is not in a
+// quoted string or identifier ('...', "...", `...`, backslash escapes),
+// until f returns false.
+func outsideQuotes(s string, start int, f func(i int) bool) {
+	var quote byte
+	for i := start; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case quote != 0:
+			if ch == '\\' {
+				i++
+			} else if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"' || ch == '`':
+			quote = ch
+		default:
+			if !f(i) {
+				return
+			}
 		}
 	}
-	return n
 }
 
 func isWordByte(b byte) bool {
