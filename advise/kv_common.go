@@ -31,6 +31,12 @@ func (c *Context) mcCounter(stat string) kvCounter {
 		d := iv.Deltas[stat]
 		return kvCounter{n: d, rate: d / iv.Seconds, src: fmt.Sprintf("memcached stats, delta over %s s", num(iv.Seconds)), interval: true}
 	}
+	return c.mcSinceStart(stat)
+}
+
+// mcSinceStart reads a memcached counter's total since start.
+func (c *Context) mcSinceStart(stat string) kvCounter {
+	m := c.Memcached
 	n, _ := strconv.ParseFloat(m.Stats[stat], 64)
 	switch stat { // the derived fields, for layers built without Stats
 	case "get_hits":

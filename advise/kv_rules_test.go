@@ -169,6 +169,10 @@ func TestMemcachedWriteOnRead(t *testing.T) {
 		{name: "too few gets to judge: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
 			s.Memcached.GetHits, s.Memcached.Stats["cmd_set"] = 80, "90"
 		}, fires: false},
+		{name: "too few gets over the interval: the totals since start, said so", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.Stats["cmd_set"] = 95000, 5000, "100000"
+			mcInterval(map[string]float64{"get_hits": 3, "get_misses": 0, "cmd_set": 3})(s)
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Source, "since start") }},
 		{name: "a set per hit over the interval", snap: cacheSnap, setup: mcInterval(map[string]float64{"get_hits": 1000, "get_misses": 10, "cmd_set": 1010}),
 			fires: true, check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Source, "delta over 10 s") }},
 	})

@@ -16,7 +16,10 @@ var memcachedWriteOnRead = ruleFunc{"memcached-write-on-read", LayerMemcached, c
 
 const (
 	writeOnReadMinGets = 100
-	writeOnReadRatio   = 0.9 // sets per hit
+	// writeOnReadMinGetsInterval: hits over the collection interval (a
+	// short diagnosis run of a slow app makes few).
+	writeOnReadMinGetsInterval = 20
+	writeOnReadRatio           = 0.9 // sets per hit
 )
 
 func checkMemcachedWriteOnRead(c *Context) []Finding {
@@ -24,14 +27,19 @@ func checkMemcachedWriteOnRead(c *Context) []Finding {
 	if m == nil {
 		return nil
 	}
-	hits, misses := c.mcCounter("get_hits"), c.mcCounter("get_misses")
-	if hits.n < writeOnReadMinGets {
+	hits, misses, sets := c.mcCounter("get_hits"), c.mcCounter("get_misses"), c.mcCounter("cmd_set")
+	if hits.interval && hits.n < writeOnReadMinGetsInterval {
+		// Too few gets over the interval (a short run of a slow app): the
+		// client's habit shows in the totals since start as well, and the
+		// source says which was used.
+		hits, misses, sets = c.mcSinceStart("get_hits"), c.mcSinceStart("get_misses"), c.mcSinceStart("cmd_set")
+	}
+	if hits.n < writeOnReadMinGetsInterval || (!hits.interval && hits.n < writeOnReadMinGets) {
 		return nil
 	}
 	if _, err := strconv.ParseInt(m.Stats["cmd_set"], 10, 64); err != nil && !hits.interval {
 		return nil
 	}
-	sets := c.mcCounter("cmd_set")
 	ratio := sets.n / hits.n
 	if ratio < writeOnReadRatio {
 		return nil

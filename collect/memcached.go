@@ -70,7 +70,9 @@ type Memcached struct {
 
 // MemcachedTTL summarises the expiry times of the items, from `lru_crawler
 // metadump all` (memcached 1.4.31 and later), read up to
-// memcachedMaxDumpItems items. Keys are never kept: only counts.
+// memcachedMaxDumpItems items. Keys are never kept: only counts. The
+// crawler walks the LRUs while items move between them, so it can miss a
+// few: the counts are a sample of Memcached.CurrItems, rules use shares.
 type MemcachedTTL struct {
 	// Items is how many items were read; NoExpiry how many never expire
 	// (exp=-1: set with TTL 0); OverHour how many expire more than an

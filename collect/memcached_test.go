@@ -312,9 +312,11 @@ func TestMemcachedInterval(t *testing.T) {
 	if _, ok := iv.Deltas["curr_items"]; ok {
 		t.Errorf("a gauge has a delta")
 	}
+	// The crawler walks the LRUs while items move between them, so it
+	// can miss one: the counts are a sample of the curr_items.
 	ttl := s.Memcached.TTL
-	if ttl == nil || ttl.Error != "" || ttl.Items != 4 || ttl.NoExpiry != 2 || ttl.OverHour != 1 || ttl.Truncated {
-		t.Errorf("ttl %+v, want 4 items, 2 without expiry, 1 over an hour", ttl)
+	if ttl == nil || ttl.Error != "" || ttl.Items < 3 || ttl.Items > 4 || ttl.NoExpiry < 1 || ttl.NoExpiry > 2 || ttl.OverHour != 1 || ttl.Truncated || s.Memcached.CurrItems != 4 {
+		t.Errorf("ttl %+v of %d items, want 4 (or one missed), 2 without expiry, 1 over an hour", ttl, s.Memcached.CurrItems)
 	}
 	if b, _ := json.Marshal(s.Memcached.TTL); strings.Contains(string(b), "forever") {
 		t.Errorf("a key reached the snapshot: %s", b)
