@@ -73,6 +73,8 @@
 //	systemd/<unit>.d/stacktune.conf          [Service] LimitNOFILE= (mariadb.service, mysqld.service, nginx.service)
 //	memcached/options                        flags, one per line as /etc/memcached.conf takes them
 //	redis/stacktune.conf                     redis.conf settings
+//	php-fpm/stacktune.conf                   PHP-FPM pool settings under each pool's [name]
+//	fstab/stacktune                          mount options (noatime), for /etc/fstab
 //
 // It writes all of them or none: they are staged in a directory inside the
 // target, renamed into place, and on any failure the renamed files are
