@@ -48,8 +48,16 @@
 //     nothing, and an already relaxed setting is reported with its cost.
 //   - Fixed settings (Options.Fixed, --fix innodb_doublewrite=1, seed
 //     002's contest rules) are never changed: Audit removes any change to
-//     them unless it restores the fixed value, and the fixed-settings rule
-//     reports a fixed value that is not in force.
+//     them (under any of their names) unless it restores the fixed value,
+//     and the fixed-settings rule reports a fixed value that is not in
+//     force, compared after the server's own rounding (collect's
+//     VariableRules: MariaDB holds tmp_table_size=1024 as 0).
+//   - Observability: changes that add measurement at a cost in speed and
+//     memory (performance_schema, the slow log) are proposed only with
+//     Options.Observability; without it the finding says what is missing.
+//   - Layers without a typed Snapshot field (php_fpm, http_log, queries)
+//     are read once into Context (PHPFPM, HTTPLog, Queries) with LayerOf;
+//     a rule that needs one is silent without it.
 //
 // After the rules run, Audit sorts the findings (critical, warning, info,
 // then id) and, when two findings set one setting to different values,
