@@ -157,6 +157,12 @@ func apacheItem(d byte, arg string) (item, bool) {
 		case "%d/%b/%Y:%H:%M:%S %z":
 			it.role, it.shape = rTimeLocal, sLocal
 		}
+	case 'h', 'a':
+		it.role = rClient
+	case 'i':
+		if strings.EqualFold(arg, "User-Agent") {
+			it.role = rAgent
+		}
 	case 'r':
 		it.role = rRequest
 	case 'm':
@@ -186,7 +192,7 @@ func apacheItem(d byte, arg string) (item, bool) {
 		default:
 			return it, false
 		}
-	case 'a', 'A', 'C', 'e', 'f', 'h', 'H', 'i', 'k', 'l', 'L', 'n', 'o', 'p', 'P', 'R', 'u', 'v', 'V', 'X', 'I', 'S':
+	case 'A', 'C', 'e', 'f', 'H', 'k', 'l', 'L', 'n', 'o', 'p', 'P', 'R', 'u', 'v', 'V', 'X', 'I', 'S':
 	default:
 		return it, false
 	}

@@ -34,6 +34,7 @@ func (s *slot) put(v []byte, kind uint8, esc bool, prio int8, form byte) {
 // fieldSet gathers the fields of one LTSV or JSON line by label.
 type fieldSet struct {
 	time, request, method, uri, args, status, bytes, reqtime, upstream slot
+	client, agent                                                      slot
 }
 
 // put files value v under label. The labels are the union of those of
@@ -79,6 +80,10 @@ func (f *fieldSet) put(label, v []byte, kind uint8, esc bool) {
 		f.reqtime.put(v, kind, esc, 1, 'u')
 	case "upstream_response_time", "apptime", "upstream_time":
 		f.upstream.put(v, kind, esc, 1, 0)
+	case "remote_addr", "host", "client", "remote_ip":
+		f.client.put(v, kind, esc, 1, 0)
+	case "http_user_agent", "ua", "user_agent", "useragent":
+		f.agent.put(v, kind, esc, 1, 0)
 	}
 }
 
@@ -207,6 +212,12 @@ func (p *labeledParser) record(f *fieldSet, r *Record) string {
 			t /= 1e6
 		}
 		r.RequestTime, r.Has = t, r.Has|HasRequestTime
+	}
+	if v, ok := p.text(&f.client); ok && f.client.kind == vString && !absent(v) {
+		r.Client = v
+	}
+	if v, ok := p.text(&f.agent); ok && f.agent.kind == vString && !absent(v) {
+		r.UserAgent = v
 	}
 	if v, ok, bad := p.scalar(&f.upstream); bad {
 		return ReasonUpstreamTime

@@ -30,6 +30,8 @@ var nginxRoles = map[string]role{
 	"bytes_sent":             rBytes,
 	"request_time":           rSeconds,
 	"upstream_response_time": rUpstream,
+	"remote_addr":            rClient,
+	"http_user_agent":        rAgent,
 }
 
 // NewNginx compiles an nginx log_format string (the concatenated quoted

@@ -30,7 +30,11 @@ type Record struct {
 	// when nginx logged several upstreams ("0.010, 0.020") and excludes
 	// "-".
 	RequestTime, UpstreamTime float64
-	Has                       Field
+	// Client is the client's address ($remote_addr, %h) and UserAgent its
+	// User-Agent header ($http_user_agent, %{User-Agent}i), as logged;
+	// empty when the format has none or logged "-".
+	Client, UserAgent []byte
+	Has               Field
 	// Offset is the byte offset of the line in its input.
 	Offset int64
 }

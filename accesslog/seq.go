@@ -30,6 +30,8 @@ const (
 	rEpoch                   // $msec, %{sec}t
 	rEpochMs                 // %{msec}t
 	rEpochUs                 // %{usec}t
+	rClient                  // $remote_addr, %h, %a
+	rAgent                   // $http_user_agent, %{User-Agent}i
 )
 
 // shape says how a value's end is found when its own form matters more than
@@ -250,6 +252,14 @@ func (s *seqParser) set(it *item, v []byte, r *Record) string {
 	case rMethod:
 		if !absent(v) {
 			r.Method = s.text(v)
+		}
+	case rClient:
+		if !absent(v) {
+			r.Client = s.text(v)
+		}
+	case rAgent:
+		if !absent(v) {
+			r.UserAgent = s.text(v)
 		}
 	case rURI:
 		if !absent(v) {
@@ -472,6 +482,10 @@ func finish(name string, items []item, json bool) *seqParser {
 			return "status", 1
 		case rUpstream:
 			return "upstream", 1
+		case rClient:
+			return "client", 1
+		case rAgent:
+			return "agent", 1
 		}
 		return "", 0
 	}

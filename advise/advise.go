@@ -43,8 +43,10 @@ const (
 	LayerLinux     = "linux"
 	LayerNginx     = "nginx"
 	LayerMemcached = "memcached"
-	LayerApp       = "app"
 	LayerRedis     = "redis"
+	// LayerApp is the application: its workers (PHP-FPM pools, app
+	// servers) and its code (N+1 patterns).
+	LayerApp = "app"
 )
 
 // Evidence is one measured fact behind a finding.
@@ -129,6 +131,12 @@ type Options struct {
 	// alone (the knob search's --memory-budget). The smaller of it and
 	// the host's RAM is used.
 	MemoryLimitBytes int64
+	// Observability lets the audit propose the changes that add
+	// measurement at a cost in speed and memory (performance_schema = ON
+	// needs a restart and 100-400 MiB; the slow log writes every slow
+	// query): without it those findings say what is missing and propose
+	// nothing, so --emit never writes them unasked.
+	Observability bool
 	// DedicatedDB says the host runs the database alone (besides the
 	// services the snapshot saw), so the buffer pool may take most of
 	// the RAM left (MySQL's innodb_dedicated_server takes 75%).
@@ -211,7 +219,9 @@ func audit(s *collect.Snapshot, opt Options, rules []Rule) *Result {
 // runRule runs one rule; a rule that panics on input it did not expect
 // is reported in NotSeen, so one bug does not lose the whole audit.
 func runRule(c *Context, rule Rule) (fs []Finding) {
+	c.current = rule.ID()
 	defer func() {
+		c.current = ""
 		if p := recover(); p != nil {
 			c.NotSeen(fmt.Sprintf("%s: rule %s failed on this snapshot (a stacktune bug, please report): %v", rule.Layer(), rule.ID(), p))
 			fs = nil
@@ -240,7 +250,7 @@ func sortFindings(fs []Finding) {
 func (c *Context) enforce(f *Finding) {
 	var notes []string
 	keep := func(ch *changeset.Change) bool {
-		if v, ok := c.Fixed(ch.Name); ok && !mysqlvar.Equal(v, ch.To) {
+		if v, ok := c.fixedAny(ch); ok && !mysqlvar.Equal(v, ch.To) {
 			notes = append(notes, fmt.Sprintf("%s is fixed at %s (--fix): not changed", ch.Name, v))
 			return false
 		}
@@ -251,6 +261,10 @@ func (c *Context) enforce(f *Finding) {
 		return true
 	}
 	had := f.Change != nil || len(f.Also) > 0
+	if had && Observability(f.ID) && !c.Opt.Observability {
+		f.Change, f.Also = nil, nil
+		notes = append(notes, "it adds measurement at a cost in speed and memory: proposed only when asked (--observability)")
+	}
 	if f.Change != nil && !keep(f.Change) {
 		f.Change = nil
 		f.Also = nil // they only go with the main change
@@ -271,6 +285,24 @@ func (c *Context) enforce(f *Finding) {
 	if had && f.Change == nil && f.Severity != Critical {
 		f.Severity = Info
 	}
+}
+
+// fixedAny is the value a change's setting is fixed at, under any of its
+// names (--fix transaction_isolation fixes tx_isolation too).
+func (c *Context) fixedAny(ch *changeset.Change) (string, bool) {
+	names := []string{ch.Name}
+	if ch.Option != "" {
+		names = append(names, ch.Option)
+	}
+	if ch.Kind == changeset.MySQLVariable || ch.Kind == changeset.MySQLOption {
+		names = append(names, mysqlvar.Aliases(ch.Name)...)
+	}
+	for _, n := range names {
+		if v, ok := c.Fixed(n); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // resolveConflicts keeps, for each setting, the change of the first
@@ -325,9 +357,9 @@ func (c *Context) fillApply(f *Finding) {
 			ch.Activation = changeset.Restart
 		case changeset.Sysctl, changeset.Redis, changeset.Index:
 			ch.Activation = changeset.Dynamic
-		case changeset.Nginx:
+		case changeset.Nginx, changeset.PHPFPM:
 			ch.Activation = changeset.Reload
-		case changeset.App:
+		case changeset.App, changeset.Mount:
 			ch.Activation = changeset.Manual
 		}
 		if ch.Apply != "" {
@@ -338,8 +370,12 @@ func (c *Context) fillApply(f *Finding) {
 			ch.Apply = "sysctl -w " + ch.Name + "='" + ch.To + "'"
 		case changeset.Nginx:
 			ch.Apply = "nginx -t && nginx -s reload"
+		case changeset.PHPFPM:
+			ch.Apply = "php-fpm -t && systemctl reload php-fpm (Debian: php8.2-fpm)"
 		case changeset.Systemd:
 			ch.Apply = "systemctl daemon-reload && systemctl restart " + ch.Target
+		case changeset.Mount:
+			ch.Apply = "mount -o remount," + ch.To + " " + ch.Target + " (and add " + ch.To + " to its line in /etc/fstab)"
 		}
 	}
 	if f.Change != nil {

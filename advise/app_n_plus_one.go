@@ -58,12 +58,12 @@ func checkAppNPlusOne(c *Context) []Finding {
 			evs = append(evs, ev("most calls in one request", fmt.Sprint(n.Max), "", n.Source))
 		}
 		evs = append(evs, ev("requests of "+n.Endpoint, fmt.Sprint(n.Requests), "", n.Source),
-			ev("its time per request", dur(n.TimePerRequestS), "", n.Source))
+			ev("its time per request", fmtDur(n.TimePerRequestS), "", n.Source))
 		if n.RequestShare > 0 {
 			evs = append(evs, ev("share of the request's time", fmt.Sprintf("%.0f%%", 100*n.RequestShare), "", n.Source+" and the request times"))
 		}
-		evs = append(evs, ev("its time in the run", dur(n.TimeS), "", n.Source), ev("sample", clipText(n.Sample, 300), "", n.Source))
-		effect := fmt.Sprintf("one round trip instead of %s per request of %s: up to %s per request", per, n.Endpoint, dur(n.TimePerRequestS))
+		evs = append(evs, ev("its time in the run", fmtDur(n.TimeS), "", n.Source), ev("sample", clipText(n.Sample, 300), "", n.Source))
+		effect := fmt.Sprintf("one round trip instead of %s per request of %s: up to %s per request", per, n.Endpoint, fmtDur(n.TimePerRequestS))
 		if n.RequestShare > 0 {
 			effect += fmt.Sprintf(" (%.0f%% of its time)", 100*n.RequestShare)
 		}
@@ -82,8 +82,8 @@ func checkAppNPlusOne(c *Context) []Finding {
 	return out
 }
 
-// dur formats seconds for evidence.
-func dur(s float64) string {
+// fmtDur formats seconds for evidence.
+func fmtDur(s float64) string {
 	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
 }
 

@@ -4,43 +4,132 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacktune/stacktune/changeset"
+	"github.com/stacktune/stacktune/collect"
 )
 
-func TestAppNPlusOne(t *testing.T) {
-	friend := NPlusOne{Endpoint: "GET /", Fingerprint: "select count(?) from relations where (one = ? and another = ?) or (one = ? and another = ?)",
-		Sample: "SELECT COUNT(1) FROM relations WHERE (one = 7 AND another = 3) OR (one = 3 AND another = 7)", PerRequest: 292, Max: 292, Requests: 11,
-		TimePerRequestS: 0.0557, RequestShare: 0.32, TimeS: 0.613, Rewrite: "load the set once per request", Source: "a trace run through stacktune's MySQL proxy"}
-	heavy := friend
-	heavy.RequestShare = 0.8
-	untied := friend
-	untied.Max = -1
-	runRuleCases(t, appNPlusOne, []ruleCase{
-		{name: "none measured", fires: false},
-		{name: "the friend check per row", opt: Options{NPlusOne: []NPlusOne{friend}}, fires: true, check: func(t *testing.T, fs []Finding) {
-			f := fs[0]
-			if f.Severity != Warning || f.Layer != LayerApp || !strings.Contains(f.Title, "GET /") || !strings.Contains(f.Title, "292.0 times per request") {
-				t.Errorf("%+v", f)
+// withPool adds a PHP-FPM layer with one pool "www": its settings, and
+// with requests > 0 an interval of 10 s in which it accepted them (one
+// more: the collector's own status request), every worker's last request
+// lasting wall ms.
+func withPool(settings map[string]string, requests, reached float64, wallMS int64) func(s *collect.Snapshot) {
+	return func(s *collect.Snapshot) {
+		p := collect.PHPFPMPool{Name: "www", File: "/etc/php/8.2/fpm/pool.d/www.conf", Line: 1, Settings: settings,
+			Defaults: map[string]string{"pm.max_requests": "0", "request_terminate_timeout": "0"}}
+		for k := range settings {
+			delete(p.Defaults, k)
+		}
+		if requests > 0 {
+			p.Status = &collect.PHPFPMStatus{ProcessManager: settings["pm"], AcceptedConn: 100000, ActiveProcesses: 3}
+			for i := 0; i < 5; i++ {
+				p.Status.Processes = append(p.Status.Processes, collect.PHPFPMProcess{PID: int64(100 + i), State: "Idle", Requests: 40, RequestDurationUS: wallMS * 1000, LastRequestCPU: 40})
 			}
-			if f.Change == nil || f.Change.Kind != changeset.App || f.Change.Target != "GET /" || f.Change.To != "load the set once per request" {
-				t.Errorf("change %+v", f.Change)
+			p.Interval = &collect.CounterInterval{Seconds: 10, Deltas: map[string]float64{"accepted_conn": requests + 1, "max_children_reached": reached}}
+		}
+		if err := s.SetLayer("php_fpm", collect.PHPFPM{Config: "/etc/php/8.2/fpm/php-fpm.conf", Pools: []collect.PHPFPMPool{p}}); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// phpCPU gives the host busy share and php-fpm's CPU over a 10 s interval
+// (cores busy), with runQueue seconds spent waiting for a CPU.
+func phpCPU(busy, cores, runQueue float64) func(s *collect.Snapshot) {
+	return func(s *collect.Snapshot) {
+		withCPU(s, busy, map[string]float64{"php-fpm*": cores})
+		for i := range s.Linux.Services {
+			s.Linux.Services[i].Processes, s.Linux.Services[i].Workers = 51, 50
+			if runQueue > 0 {
+				q := runQueue
+				s.Linux.Services[i].RunQueueSeconds = &q
 			}
-			if !strings.Contains(f.Effect, "55.7ms per request (32% of its time)") {
-				t.Errorf("effect %q", f.Effect)
-			}
-		}},
-		{name: "most of the request's time", opt: Options{NPlusOne: []NPlusOne{heavy}}, fires: true, check: func(t *testing.T, fs []Finding) {
-			if fs[0].Severity != Critical {
-				t.Errorf("severity %s", fs[0].Severity)
-			}
-		}},
-		{name: "the most in one request unknown", opt: Options{NPlusOne: []NPlusOne{untied}}, fires: true, check: func(t *testing.T, fs []Finding) {
-			for _, e := range fs[0].Evidence {
-				if e.What == "most calls in one request" {
-					t.Errorf("evidence of an unknown maximum: %+v", e)
+		}
+	}
+}
+
+func both(fs ...func(*collect.Snapshot)) func(*collect.Snapshot) {
+	return func(s *collect.Snapshot) {
+		for _, f := range fs {
+			f(s)
+		}
+	}
+}
+
+func TestAppWorkers(t *testing.T) {
+	static50 := map[string]string{"pm": "static", "pm.max_children": "50", "pm.status_path": "/status"}
+	runRuleCases(t, appWorkers, []ruleCase{
+		{name: "no PHP-FPM, no app server: silent", fires: false},
+		// Seed 004: 8 cores, 1800 requests in 10 s using 72 CPU seconds
+		// (40 ms each, the host 90% busy); a request lasts 100 ms, none of
+		// it waiting for a CPU: 8 × 100 / 40 = 20 workers, not 50.
+		{name: "seed 004: 50 children on 8 cores, CPU-bound: decrease to 20", setup: both(phpCPU(0.9, 7.2, 0), withPool(static50, 1800, 0, 100)), fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantSeverity(t, fs, Warning)
+				wantChange(t, fs, "pm.max_children", "20")
+				if fs[0].Change.Direction != Decrease || fs[0].Change.Target != "php-fpm pool www" || fs[0].Layer != LayerApp {
+					t.Errorf("change %+v layer %s", fs[0].Change, fs[0].Layer)
 				}
-			}
+				wantText(t, describe(fs), "50 workers, more than the 20 that 8 cores keep busy")
+			}},
+		// The same, but the 100 ms include 60 ms waiting for a CPU
+		// (oversubscribed): 40 ms of real response time, 8 workers.
+		{name: "time waiting for a CPU is not counted as I/O", setup: both(phpCPU(0.95, 7.2, 108), withPool(static50, 1800, 0, 100)), fires: true,
+			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "pm.max_children", "8") }},
+		{name: "the CPU has room: no decrease", setup: both(phpCPU(0.3, 2.4, 0), withPool(static50, 600, 0, 100)), fires: false},
+		{name: "within a quarter of the sizing: silent", setup: both(phpCPU(0.9, 7.2, 0), withPool(map[string]string{"pm": "static", "pm.max_children": "24", "pm.status_path": "/status"}, 1800, 0, 100)), fires: false},
+		// I/O-bound: 5 children always full, 2 ms of CPU in a 200 ms
+		// request, CPU 10% busy: up to 10 (twice), the cores could use 800.
+		{name: "every child busy while the CPU is idle: increase", setup: both(phpCPU(0.1, 0.1, 0), withPool(map[string]string{"pm": "dynamic", "pm.max_children": "5", "pm.status_path": "/status"}, 500, 37, 200)), fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantChange(t, fs, "pm.max_children", "10")
+				wantText(t, fs[0].Risk.Memory, "memory")
+			}},
+		{name: "a dynamic pool keeps its spare servers below the new maximum", setup: both(phpCPU(0.9, 7.2, 0),
+			withPool(map[string]string{"pm": "dynamic", "pm.max_children": "50", "pm.start_servers": "30", "pm.min_spare_servers": "10", "pm.max_spare_servers": "35", "pm.status_path": "/status"}, 1800, 0, 100)),
+			fires: true, check: func(t *testing.T, fs []Finding) {
+				wantChange(t, fs, "pm.max_children", "20")
+				wantChange(t, fs, "pm.start_servers", "20")
+				wantChange(t, fs, "pm.max_spare_servers", "20")
+				if change(fs, "pm.min_spare_servers") != nil {
+					t.Error("min_spare_servers 10 is below 20 already")
+				}
+			}},
+		{name: "no status page: nothing measured, silent", setup: both(phpCPU(0.9, 7.2, 0), withPool(map[string]string{"pm": "static", "pm.max_children": "50"}, 0, 0, 0)), fires: false},
+		{name: "children full but no CPU measured: said, no number", setup: both(withPool(static50, 1800, 12, 100), func(s *collect.Snapshot) { s.Linux.Cores = 0 }), fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantNoChange(t, fs)
+				wantText(t, fs[0].Effect, "CPU per request")
+			}},
+		{name: "unicorn with 40 workers on 8 saturated cores: information, no number", setup: func(s *collect.Snapshot) {
+			withCPU(s, 0.95, map[string]float64{})
+			cores, secs := 7.5, 75.0
+			s.Linux.Services = []collect.Service{{Name: "unicorn", Processes: 41, Workers: 40, Threads: 82, CPUCores: &cores, CPUSeconds: &secs, BusiestCores: &cores}}
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Info)
+			wantText(t, fs[0].Title, "unicorn runs 40 workers on 8 cores")
+			wantText(t, fs[0].Change.To, "stacktune plan --cores --cpu-per-request")
 		}},
-		{name: "no endpoint", opt: Options{NPlusOne: []NPlusOne{{Fingerprint: "select ?", PerRequest: 20}}}, fires: false},
+	})
+}
+
+func TestPHPFPMLimits(t *testing.T) {
+	runRuleCases(t, phpfpmLimits, []ruleCase{
+		{name: "no PHP-FPM: silent", fires: false},
+		{name: "seed 004's settings: silent", setup: withPool(map[string]string{"pm": "static", "pm.max_children": "20", "pm.max_requests": "2000", "request_terminate_timeout": "30"}, 0, 0, 0), fires: false},
+		{name: "the defaults: recycle after 2000, stop at 30 s", setup: withPool(map[string]string{"pm": "dynamic", "pm.max_children": "5"}, 100, 0, 50), fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				if len(fs) != 2 {
+					t.Fatalf("%d findings", len(fs))
+				}
+				wantChange(t, fs, "pm.max_requests", "2000")
+				wantChange(t, fs, "request_terminate_timeout", "30s")
+				wantText(t, fs[0].Evidence[0].Source, "not set: PHP-FPM's default")
+				wantText(t, describe(fs), "never recycles")
+			}},
+		{name: "0s is no limit too", setup: withPool(map[string]string{"pm": "static", "pm.max_children": "5", "pm.max_requests": "500", "request_terminate_timeout": "0s"}, 0, 0, 0), fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				if len(fs) != 1 || !strings.Contains(fs[0].Title, "request_terminate_timeout") {
+					t.Errorf("%s", describe(fs))
+				}
+			}},
 	})
 }

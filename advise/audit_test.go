@@ -3,6 +3,8 @@ package advise
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -261,6 +263,34 @@ func TestParseFixed(t *testing.T) {
 	for _, bad := range []string{"innodb_doublewrite", "=1", "x="} {
 		if _, err := ParseFixed([]string{bad}); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestREADMEListsEveryRule: the README's list of rules by layer names
+// every rule of Rules, and no rule that is not one.
+func TestREADMEListsEveryRule(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "**The rules, by layer**")
+	if start < 0 {
+		t.Fatal("README has no list of the rules by layer")
+	}
+	end := strings.Index(text[start:], "\n## ")
+	list := text[start : start+end]
+	ids := map[string]bool{}
+	for _, r := range Rules {
+		ids[r.ID()] = true
+		if !strings.Contains(list, "`"+r.ID()+"`") {
+			t.Errorf("README does not list %s", r.ID())
+		}
+	}
+	for _, m := range regexp.MustCompile("`([a-z0-9]+(-[a-z0-9]+)+)`").FindAllStringSubmatch(list, -1) {
+		if !ids[m[1]] && !strings.HasPrefix(m[1], "--") && m[1] != "allow-durability-loss" {
+			t.Errorf("README lists %s, which is no rule", m[1])
 		}
 	}
 }

@@ -25,11 +25,23 @@ type Context struct {
 	Nginx     *collect.Nginx
 	Memcached *collect.Memcached
 	Redis     *collect.Redis
+	// PHPFPM is the php_fpm layer (collect's LayerOf), nil when not
+	// collected.
+	PHPFPM *collect.PHPFPM
+	// HTTPLog is the http_log layer: the access log over the interval.
+	HTTPLog *collect.HTTPLog
+	// Queries is the queries layer: the digest of the interval.
+	Queries *collect.Queries
 
 	fixed   map[string]string
 	notSeen []string
 	seen    map[string]bool
 	mem     *Budget
+
+	// current is the rule running now; rateRules the rules that read
+	// rates over the interval, by layer (see activity.go).
+	current   string
+	rateRules map[string][]string
 }
 
 func newContext(s *collect.Snapshot, opt Options) *Context {
@@ -37,6 +49,31 @@ func newContext(s *collect.Snapshot, opt Options) *Context {
 		fixed: map[string]string{}, seen: map[string]bool{}}
 	for k, v := range opt.Fixed {
 		c.fixed[mysqlvar.Norm(k)] = v
+	}
+	if p, err := collect.LayerOf[collect.PHPFPM](s, "php_fpm"); err != nil {
+		c.NotSeen("php_fpm: the layer does not read: " + err.Error())
+	} else {
+		c.PHPFPM = p
+	}
+	if q, err := collect.LayerOf[collect.Queries](s, "queries"); err != nil {
+		c.NotSeen("queries: the layer does not read: " + err.Error())
+	} else {
+		c.Queries = q
+		if q != nil {
+			for _, n := range q.Notes {
+				c.NotSeen("queries: " + n)
+			}
+		}
+	}
+	if h, err := collect.LayerOf[collect.HTTPLog](s, "http_log"); err != nil {
+		c.NotSeen("http_log: the layer does not read: " + err.Error())
+	} else {
+		c.HTTPLog = h
+		if h != nil {
+			for _, n := range h.Notes {
+				c.NotSeen("http_log: " + n)
+			}
+		}
 	}
 	c.layersNotSeen()
 	return c
@@ -52,7 +89,7 @@ func (c *Context) NotSeen(msg string) {
 	c.notSeen = append(c.notSeen, msg)
 }
 
-func (c *Context) notSeenList() []string { return c.notSeen }
+func (c *Context) notSeenList() []string { return append(c.notSeen, c.idleNotes()...) }
 
 // layersNotSeen lists the missing layers and the parts their collectors
 // could not read.
@@ -217,6 +254,7 @@ func (c *Context) Interval() float64 {
 // Delta is a status counter's growth over the interval; ok is false
 // without two readings or for a gauge.
 func (c *Context) Delta(status string) (float64, bool) {
+	c.usesRates(LayerMySQL)
 	if c.Interval() <= 0 {
 		return 0, false
 	}
@@ -226,6 +264,7 @@ func (c *Context) Delta(status string) (float64, bool) {
 
 // Rate is a status counter's growth per second over the interval.
 func (c *Context) Rate(status string) (float64, bool) {
+	c.usesRates(LayerMySQL)
 	if c.Interval() <= 0 {
 		return 0, false
 	}

@@ -19,9 +19,15 @@
 //     group said 3/4 of RAM).
 //   - Rates over the collector's interval, never totals since start when
 //     a delta exists: Delta and Rate are empty without two status readings,
-//     and the rules then stay silent (NotSeen says so). memcached and Redis
-//     are read once, so their rules judge averages since start and say so
-//     in each Evidence.Source.
+//     and the rules then stay silent (NotSeen says so). memcached is read
+//     at the run's start and end, so its rules judge the interval too;
+//     Redis (read once) and older snapshots fall back to averages since
+//     start and say so in each Evidence.Source. A layer that was idle
+//     during the interval (MySQL: under one client statement a second;
+//     the host: CPUs under 2% busy; memcached: under one get or set a
+//     second) is said to be, in NotSeen, with the rules that read its
+//     rates (Context records which rule read which layer's rates), so
+//     their silence is not taken for health.
 //   - Names as the server spells them: Var resolves renames
 //     (transaction_isolation is tx_isolation on MariaDB before 11.1),
 //     MySQLChange writes the my.cnf option name when it differs
@@ -42,8 +48,16 @@
 //     nothing, and an already relaxed setting is reported with its cost.
 //   - Fixed settings (Options.Fixed, --fix innodb_doublewrite=1, seed
 //     002's contest rules) are never changed: Audit removes any change to
-//     them unless it restores the fixed value, and the fixed-settings rule
-//     reports a fixed value that is not in force.
+//     them (under any of their names) unless it restores the fixed value,
+//     and the fixed-settings rule reports a fixed value that is not in
+//     force, compared after the server's own rounding (collect's
+//     VariableRules: MariaDB holds tmp_table_size=1024 as 0).
+//   - Observability: changes that add measurement at a cost in speed and
+//     memory (performance_schema, the slow log) are proposed only with
+//     Options.Observability; without it the finding says what is missing.
+//   - Layers without a typed Snapshot field (php_fpm, http_log, queries)
+//     are read once into Context (PHPFPM, HTTPLog, Queries) with LayerOf;
+//     a rule that needs one is silent without it.
 //
 // After the rules run, Audit sorts the findings (critical, warning, info,
 // then id) and, when two findings set one setting to different values,
@@ -67,6 +81,8 @@
 //	systemd/<unit>.d/stacktune.conf          [Service] LimitNOFILE= (mariadb.service, mysqld.service, nginx.service)
 //	memcached/options                        flags, one per line as /etc/memcached.conf takes them
 //	redis/stacktune.conf                     redis.conf settings
+//	php-fpm/stacktune.conf                   PHP-FPM pool settings under each pool's [name]
+//	fstab/stacktune                          mount options (noatime), for /etc/fstab
 //
 // It writes all of them or none: they are staged in a directory inside the
 // target, renamed into place, and on any failure the renamed files are

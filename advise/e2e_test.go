@@ -213,7 +213,7 @@ func startE2E() (*e2eRun, error) {
 	if snap.MySQL == nil || snap.Linux == nil {
 		return nil, fmt.Errorf("collect: layers missing: %+v", snap.Errors)
 	}
-	r := &e2eRun{srv: srv, snap: snap, res: Audit(snap, Options{})}
+	r := &e2eRun{srv: srv, snap: snap, res: Audit(snap, Options{Observability: true})}
 	r.tunerRecs, r.tunerAdjust, r.tunerStatus, r.tunerErr = runMySQLTuner(r)
 	return r, nil
 }

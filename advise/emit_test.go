@@ -2,6 +2,7 @@ package advise
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -271,5 +272,26 @@ func TestEmitConflict(t *testing.T) {
 	}
 	if got := listTree(t, dir); len(got) != 0 {
 		t.Errorf("left: %q", got)
+	}
+}
+
+// TestEmitObservability: --emit writes performance_schema = ON and the
+// slow log only when asked (Options.Observability): they cost a restart,
+// memory and speed.
+func TestEmitObservability(t *testing.T) {
+	for _, asked := range []bool{false, true} {
+		t.Run(fmt.Sprint("asked=", asked), func(t *testing.T) {
+			s := snapFor(serverNamed(t, "MariaDB 10.11")) // performance_schema off, slow log off
+			dir := t.TempDir()
+			if _, err := Emit(dir, Audit(s, Options{Observability: asked})); err != nil {
+				t.Fatal(err)
+			}
+			cnf, _ := os.ReadFile(filepath.Join(dir, "mysql", "99-stacktune.cnf"))
+			for _, line := range []string{"performance_schema = ON", "slow_query_log = ON"} {
+				if strings.Contains(string(cnf), line) != asked {
+					t.Errorf("%q written = %v, want %v:\n%s", line, !asked, asked, cnf)
+				}
+			}
+		})
 	}
 }

@@ -14,6 +14,34 @@ import (
 // is broken when the running value differs.
 var fixedSettings = ruleFunc{"fixed-settings", "", checkFixedSettings}
 
+// serverHolds is the value the server holds when variable name is set to
+// v, after its own rounding (a block size) or clamping (a range), from
+// the rules it published (collect's VariableRules); note says what it
+// does, "" when it keeps v as is. matches compares a running value with
+// it (within 1% where the rules are not exact: MySQL does not publish
+// its block sizes).
+func (c *Context) serverHolds(name, v string) (held, note string, matches func(string) bool) {
+	r, ok := c.My.VariableRules[name]
+	if !ok {
+		return v, "", func(cur string) bool { return mysqlvar.Equal(cur, v) }
+	}
+	m := r.Meta(name)
+	held, note, err := m.Expect(v)
+	if err != nil {
+		// Out of range: the server sets the bound instead.
+		held, note = v, err.Error()
+		if n, ok := mysqlvar.ParseInt(v); ok {
+			if m.Min != nil && m.Min.IsInt() && m.Min.Num().IsInt64() && n < m.Min.Num().Int64() {
+				held = m.Min.Num().String()
+			}
+			if m.Max != nil && m.Max.IsInt() && m.Max.Num().IsInt64() && n > m.Max.Num().Int64() {
+				held = m.Max.Num().String()
+			}
+		}
+	}
+	return held, note, func(cur string) bool { return m.Matches(held, cur) }
+}
+
 func checkFixedSettings(c *Context) []Finding {
 	names := make([]string, 0, len(c.Opt.Fixed))
 	for k := range c.Opt.Fixed {
@@ -34,7 +62,18 @@ func checkFixedSettings(c *Context) []Finding {
 		case c.mysqlReady() && c.VarName(name) != "":
 			vn := c.VarName(name)
 			cur, _ := c.Var(vn)
-			if mysqlvar.Equal(cur, want) {
+			held, note, matches := c.serverHolds(vn, want)
+			if matches(cur) {
+				if note == "" {
+					continue
+				}
+				// In force, as the server holds it: say how, since the
+				// value the user fixed is not what the server runs with.
+				f.Layer, f.Severity = LayerMySQL, Info
+				f.Title = fmt.Sprintf("Fixed setting %s = %s is in force as the server holds it: %s", vn, want, held)
+				f.Evidence = []Evidence{c.varEv(vn, ""), ev("fixed value", want, "", "--fix"), ev("what the server does to it", note, "", "information_schema.SYSTEM_VARIABLES (range, block size)")}
+				f.Effect = "nothing to change: the server stores " + held + " for " + want + "; fix the value it holds to avoid the surprise"
+				out = append(out, f)
 				continue
 			}
 			f.Layer = LayerMySQL

@@ -176,23 +176,32 @@ func defaultValue(name, flavor string, v mysqlvar.Version) string {
 		return "134217728"
 	case "performance_schema":
 		return pick("ON", "OFF")
+	case "innodb_max_dirty_pages_pct":
+		if !maria && !my80 {
+			return "75"
+		}
+		return "90"
+	case "innodb_lru_scan_depth":
+		return pick("1024", "1536")
+	case "innodb_autoinc_lock_mode":
+		if my80 {
+			return "2"
+		}
+		return "1"
+	case "binlog_format":
+		return pick("ROW", "MIXED")
+	case "innodb_numa_interleave":
+		return "OFF"
 	case "slow_query_log":
 		return "OFF"
 	case "long_query_time":
 		return "10.000000"
 	// The knob search's rows.
-	case "innodb_max_dirty_pages_pct":
-		if maria || my80 {
-			return "90.000000"
-		}
-		return "75.000000"
 	case "innodb_max_dirty_pages_pct_lwm":
 		if my80 {
 			return "10.000000"
 		}
 		return "0.000000"
-	case "innodb_lru_scan_depth":
-		return pick("1024", "1536")
 	case "innodb_adaptive_flushing_lwm":
 		return "10.000000"
 	case "innodb_adaptive_hash_index":
@@ -278,6 +287,8 @@ func snapFor(sv server) *collect.Snapshot {
 		"Qcache_hits", "Qcache_inserts"} {
 		setDelta(s, c, 0)
 	}
+	// No log waits ever (the quiet counters' base is 1000000 otherwise).
+	s.MySQL.Status.First["Innodb_log_waits"], s.MySQL.Status.Second["Innodb_log_waits"] = "0", "0"
 	setDelta(s, "Innodb_buffer_pool_read_requests", 50000)
 	setDelta(s, "Innodb_buffer_pool_reads", 10)
 	setDelta(s, "Connections", 20)

@@ -108,6 +108,9 @@ func checkFindingShape(t *testing.T, s *collect.Snapshot, fs []Finding) {
 		default:
 			t.Errorf("%s: severity %q", f.ID, f.Severity)
 		}
+		if err := (&changeset.Set{Format: changeset.FormatVersion, Changes: f.Changeset()}).Validate(); err != nil {
+			t.Errorf("%s: its changes are no valid change set: %v", f.ID, err)
+		}
 		for _, ch := range f.Changes() {
 			if ch.Kind == "" || ch.Name == "" || ch.Target == "" || ch.Direction == "" {
 				t.Errorf("%s: incomplete change %+v", f.ID, ch)

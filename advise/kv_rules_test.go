@@ -14,9 +14,31 @@ func cacheSnap(t testing.TB) *collect.Snapshot {
 	return s
 }
 
+// mcInterval gives the memcached fixture a 10 s interval with these
+// counters' growth.
+func mcInterval(deltas map[string]float64) func(s *collect.Snapshot) {
+	return func(s *collect.Snapshot) {
+		s.Memcached.Interval = &collect.CounterInterval{Seconds: 10, Deltas: deltas}
+	}
+}
+
 func TestMemcachedHitRatio(t *testing.T) {
 	runRuleCases(t, memcachedHitRatio, []ruleCase{
 		{name: "95%: silent", snap: cacheSnap, fires: false},
+		{name: "95% since start but 30% over the interval: warning from the interval", snap: cacheSnap,
+			setup: mcInterval(map[string]float64{"get_hits": 300, "get_misses": 700, "cmd_get": 1000}), fires: true, check: func(t *testing.T, fs []Finding) {
+				wantSeverity(t, fs, Warning)
+				wantText(t, fs[0].Title, "30%")
+				wantText(t, fs[0].Evidence[0].Source, "delta over 10 s")
+			}},
+		{name: "too few gets in the interval: silent", snap: cacheSnap, setup: mcInterval(map[string]float64{"get_hits": 3, "get_misses": 7}), fires: false},
+		{name: "a restart during the interval: since start, said so", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			h := 0.4
+			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.HitRatio = 40000, 60000, &h
+			s.Memcached.Interval = &collect.CounterInterval{Seconds: 10, Restarted: true, Deltas: map[string]float64{}}
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantText(t, fs[0].Evidence[0].Source, "restarted during the interval")
+		}},
 		{name: "40% since start: warning, no setting to change", snap: cacheSnap, setup: func(s *collect.Snapshot) {
 			h := 0.4
 			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.HitRatio = 40000, 60000, &h
@@ -33,6 +55,12 @@ func TestMemcachedEvictions(t *testing.T) {
 		{name: "none: silent", snap: cacheSnap, fires: false},
 		{name: "1/s since start: -m doubled", snap: cacheSnap, setup: func(s *collect.Snapshot) { s.Memcached.Evictions = 86400 }, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "-m", "128") }},
+		{name: "1/s since start but none over the interval: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.Evictions = 86400
+			mcInterval(map[string]float64{"evictions": 0, "cmd_get": 5000})(s)
+		}, fires: false},
+		{name: "5/s over the interval", snap: cacheSnap, setup: mcInterval(map[string]float64{"evictions": 50, "cmd_get": 5000}), fires: true,
+			check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Value, "50 (5/s)") }},
 	})
 }
 
@@ -45,6 +73,10 @@ func TestMemcachedConnections(t *testing.T) {
 			wantSeverity(t, fs, Critical)
 			wantChange(t, fs, "-c", "2048")
 		}},
+		{name: "rejected long ago, none over the interval, few open: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.RejectedConnections = 12
+			mcInterval(map[string]float64{"rejected_connections": 0, "cmd_get": 5000})(s)
+		}, fires: false},
 	})
 }
 
@@ -136,6 +168,81 @@ func TestMemcachedWriteOnRead(t *testing.T) {
 		}},
 		{name: "too few gets to judge: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
 			s.Memcached.GetHits, s.Memcached.Stats["cmd_set"] = 80, "90"
+		}, fires: false},
+		{name: "too few gets over the interval: the totals since start, said so", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.GetHits, s.Memcached.GetMisses, s.Memcached.Stats["cmd_set"] = 95000, 5000, "100000"
+			mcInterval(map[string]float64{"get_hits": 3, "get_misses": 0, "cmd_set": 3})(s)
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Source, "since start") }},
+		{name: "a set per hit over the interval", snap: cacheSnap, setup: mcInterval(map[string]float64{"get_hits": 1000, "get_misses": 10, "cmd_set": 1010}),
+			fires: true, check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Evidence[0].Source, "delta over 10 s") }},
+	})
+}
+
+func TestMemcachedTTL(t *testing.T) {
+	ttl := func(items, none, hour int64) func(s *collect.Snapshot) {
+		return func(s *collect.Snapshot) {
+			s.Memcached.TTL = &collect.MemcachedTTL{Items: items, NoExpiry: none, OverHour: hour}
+		}
+	}
+	runRuleCases(t, memcachedTTL, []ruleCase{
+		{name: "no metadump: silent", snap: cacheSnap, fires: false},
+		{name: "seed 004: most items never expire", snap: cacheSnap, setup: ttl(50000, 40000, 1000), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			wantText(t, fs[0].Title, "80% of memcached's items never expire (40000 of 50000)")
+			wantText(t, fs[0].Change.To, "at most 3600 s")
+		}},
+		{name: "TTLs everywhere: silent", snap: cacheSnap, setup: ttl(50000, 10, 1000), fires: false},
+		{name: "too few items: silent", snap: cacheSnap, setup: ttl(50, 50, 0), fires: false},
+	})
+}
+
+func TestMemcachedUDP(t *testing.T) {
+	runRuleCases(t, memcachedUDP, []ruleCase{
+		{name: "UDP off: silent", snap: cacheSnap, fires: false},
+		{name: "UDP on 11211: -U 0 (seed 004)", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.UDPPort, s.Memcached.Settings["udpport"] = 11211, "11211"
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "-U", "0") }},
+	})
+}
+
+func TestMemcachedBacklog(t *testing.T) {
+	local := func(overflows float64, conns float64) func(s *collect.Snapshot) {
+		return func(s *collect.Snapshot) {
+			s.Memcached.Addr = "127.0.0.1:11211"
+			s.Linux.TCP.Listen = append(s.Linux.TCP.Listen, collect.ListenSocket{Address: "127.0.0.1", Port: 11211, AcceptQueue: 40})
+			s.Linux.IntervalSeconds = 10
+			s.Linux.NetDeltas = map[string]float64{"TcpExt.ListenOverflows": overflows}
+			s.Memcached.Interval = &collect.CounterInterval{Seconds: 10, Deltas: map[string]float64{"total_connections": conns, "cmd_get": 1e5}}
+		}
+	}
+	runRuleCases(t, memcachedBacklog, []ruleCase{
+		{name: "remote memcached: silent", snap: cacheSnap, fires: false},
+		{name: "overflows while memcached takes 200 connections a second: -b 2048 and somaxconn", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			local(37, 2000)(s)
+			s.Linux.Sysctls["net.core.somaxconn"] = "1024"
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "-b", "2048")
+			wantChange(t, fs, "net.core.somaxconn", "2048")
+		}},
+		{name: "no overflow: silent", snap: cacheSnap, setup: local(0, 2000), fires: false},
+		{name: "overflows, but memcached takes no new connections (another listener's): silent", snap: cacheSnap, setup: local(37, 0), fires: false},
+	})
+}
+
+func TestMemcachedCAS(t *testing.T) {
+	runRuleCases(t, memcachedCAS, []ruleCase{
+		{name: "no interval: silent", snap: cacheSnap, fires: false},
+		{name: "no cas over a busy interval: -C", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.CurrItems = 100000
+			mcInterval(map[string]float64{"cmd_get": 50000, "cmd_set": 5000, "cas_hits": 0, "cas_misses": 0, "cas_badval": 0})(s)
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "-C", "")
+			wantText(t, fs[0].Effect, "781.2 KiB")
+		}},
+		{name: "cas in use: silent", snap: cacheSnap, setup: mcInterval(map[string]float64{"cmd_get": 50000, "cmd_set": 5000, "cas_hits": 30}), fires: false},
+		{name: "already -C: silent", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.CASEnabled = false
+			mcInterval(map[string]float64{"cmd_get": 50000})(s)
 		}, fires: false},
 	})
 }

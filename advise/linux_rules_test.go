@@ -150,7 +150,8 @@ func TestLinuxMySQLdNofile(t *testing.T) {
 			s.Linux.Processes[0].Limits["nofile"] = collect.Limit{Soft: 10000, Hard: 10000}
 			setVar(s, "max_connections", "3000")
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
-			if fs[0].Change.Target != "mysqld.service" || fs[0].Change.To != "15000" {
+			// 10 + 2 × 4000 tables + 3000 connections (not 5 × 3000).
+			if fs[0].Change.Target != "mysqld.service" || fs[0].Change.To != "11010" {
 				t.Fatalf("%+v", fs[0].Change)
 			}
 		}},

@@ -19,10 +19,10 @@ func checkMemcachedConnections(c *Context) []Finding {
 		return nil
 	}
 	busy := float64(m.CurrConnections) >= 0.8*float64(m.MaxConns)
-	if !busy && m.RejectedConnections == 0 && m.ListenDisabledNum == 0 {
+	rejected, disabled := c.mcCounter("rejected_connections"), c.mcCounter("listen_disabled_num")
+	if !busy && rejected.n == 0 && disabled.n == 0 {
 		return nil
 	}
-	src := sinceStart("memcached stats", m.UptimeSec)
 	value := max(m.MaxConns*2, nextPow2(m.CurrConnections*2))
 	f := Finding{
 		ID:       "memcached-connections",
@@ -35,11 +35,11 @@ func checkMemcachedConnections(c *Context) []Finding {
 		Risk:   changeset.Risk{Restart: true, Note: "memcached needs a file descriptor per connection: its LimitNOFILE must be above -c"},
 		Source: "seed 004 (memcached -c 65535; size -c for web servers × workers); memcached.c (reserved_fds); stacktune plan cache-connections",
 	}
-	if m.RejectedConnections > 0 || m.ListenDisabledNum > 0 {
+	if rejected.n > 0 || disabled.n > 0 {
 		f.Severity = Critical
-		f.Title = fmt.Sprintf("memcached refused connections: %d rejected, listening disabled %d times", m.RejectedConnections, m.ListenDisabledNum)
-		f.Evidence = append(f.Evidence, ev("rejected_connections", fmt.Sprint(m.RejectedConnections), "connections", src),
-			ev("listen_disabled_num", fmt.Sprint(m.ListenDisabledNum), "times", src))
+		f.Title = fmt.Sprintf("memcached refused connections: %s rejected, listening disabled %s times", num(rejected.n), num(disabled.n))
+		f.Evidence = append(f.Evidence, ev("rejected_connections", num(rejected.n), "connections", rejected.src),
+			ev("listen_disabled_num", num(disabled.n), "times", disabled.src))
 	}
 	return []Finding{f}
 }

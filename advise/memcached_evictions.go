@@ -10,26 +10,26 @@ import (
 // is full; each eviction is a later miss (seed 004 ran -m 1024).
 var memcachedEvictions = ruleFunc{"memcached-evictions", LayerMemcached, checkMemcachedEvictions}
 
-// evictMinRate is the evictions per second since start worth a change.
+// evictMinRate is the evictions per second worth a change.
 const evictMinRate = 0.1
 
 func checkMemcachedEvictions(c *Context) []Finding {
 	m := c.Memcached
-	if m == nil || m.Evictions <= 0 {
+	if m == nil {
 		return nil
 	}
-	rate := perSecond(m.Evictions, m.UptimeSec)
-	if rate < evictMinRate {
+	evc := c.mcCounter("evictions")
+	rate := evc.rate
+	if evc.n <= 0 || rate < evictMinRate {
 		return nil
 	}
-	src := sinceStart("memcached stats", m.UptimeSec)
 	cur := m.LimitMaxbytes / mib
 	value := max(cur*2, 64)
 	f := Finding{
 		ID:       "memcached-evictions",
 		Title:    fmt.Sprintf("memcached evicts %s items per second for lack of memory", num(rate)),
 		Severity: Warning,
-		Evidence: []Evidence{ev("evictions", fmt.Sprint(m.Evictions), "items", src),
+		Evidence: []Evidence{ev("evictions", fmt.Sprintf("%s (%s/s)", num(evc.n), num(rate)), "items", evc.src),
 			ev("limit_maxbytes (-m)", fmt.Sprint(m.LimitMaxbytes), "bytes ("+fmtBytes(m.LimitMaxbytes)+")", "memcached stats"),
 			ev("bytes", fmt.Sprint(m.Bytes), "bytes ("+fmtBytes(m.Bytes)+")", "memcached stats")},
 		Change: &changeset.Change{Kind: changeset.Memcached, Target: "memcached", Name: "-m", From: fmt.Sprint(cur), To: fmt.Sprint(value), Direction: Increase},

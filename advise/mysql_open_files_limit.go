@@ -3,37 +3,40 @@ package advise
 import (
 	"fmt"
 
+	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/changeset"
 )
 
-// mysql-open-files-limit: mysqld needs a descriptor per connection and per
-// open table (two for MyISAM) besides its logs. The rule compares
-// open_files_limit with what the server's own settings ask for
-// (mysqld takes the largest of 10 + max_connections + 2 ×
-// table_open_cache and 5 × max_connections) and with the files open now.
-// Seed 003: (5000 - 151) + 25500 = 30349 for 25500 connections; plan's
-// open-files-limit is the same formula.
+// mysql-open-files-limit: mysqld needs a descriptor per connection and
+// two per table of its table cache (a MyISAM table opens two files)
+// besides its logs. The rule compares open_files_limit with what the
+// server's settings need, derived as `stacktune plan` does
+// (capacity.MySQLOpenFiles: max(5000 - 151, 10 + 2 × table_open_cache) +
+// max_connections; seed 003: 4849 + 25500 = 30349), and with the files
+// open now. mysqld also asks the kernel for up to 5 × max_connections,
+// but that is a request it scales down, not a need: the rule does not
+// demand it (127,500 for 25,500 connections would be wrong).
 var mysqlOpenFilesLimit = ruleFunc{"mysql-open-files-limit", LayerMySQL, checkMySQLOpenFilesLimit}
 
 // openFilesHigh is the share of the limit in use that counts as near it.
 const openFilesHigh = 0.8
 
-// mysqldFileNeed is what mysqld asks for from its settings (MySQL manual,
-// open_files_limit; MariaDB computes the same in mysqld.cc).
+// mysqldFileNeed is the open_files_limit the settings need, as plan
+// derives it (capacity.MySQLOpenFiles).
 func mysqldFileNeed(c *Context) (int64, string, bool) {
 	conns, ok1 := c.Int("max_connections")
 	toc, ok2 := c.Int("table_open_cache")
 	if !ok1 || !ok2 {
 		return 0, "", false
 	}
-	a, b := 10+conns+2*toc, 5*conns
-	return max(a, b), fmt.Sprintf("max(10 + %d + 2 × %d, 5 × %d) = %d", conns, toc, conns, max(a, b)), true
+	n, formula := capacity.MySQLOpenFiles(toc, conns)
+	return n, formula, true
 }
 
 // openFilesWanted is the open_files_limit stacktune wants: the current
-// one, or more when the settings need more or the files open now are
-// near it (twice those, rounded up to 1000). linux-mysqld-nofile sizes
-// LimitNOFILE to it.
+// one, or more when the settings need more (exactly what they need) or
+// the files open now are near it (twice those, rounded up to 1000).
+// linux-mysqld-nofile sizes LimitNOFILE to it.
 func openFilesWanted(c *Context) int64 {
 	limit, _ := c.Int("open_files_limit")
 	need, _, ok := mysqldFileNeed(c)
@@ -41,10 +44,14 @@ func openFilesWanted(c *Context) int64 {
 		return limit
 	}
 	open, _ := c.Gauge("Open_files")
-	if limit >= need && open < openFilesHigh*float64(limit) {
+	busy := open >= openFilesHigh*float64(limit)
+	if limit >= need && !busy {
 		return limit
 	}
-	return roundUp(max(need, int64(open*2)), 1000)
+	if busy {
+		return max(need, roundUp(int64(open*2), 1000))
+	}
+	return need
 }
 
 func checkMySQLOpenFilesLimit(c *Context) []Finding {
@@ -74,7 +81,7 @@ func checkMySQLOpenFilesLimit(c *Context) []Finding {
 		Change: c.MySQLChange("open_files_limit", fmt.Sprint(value), Increase),
 		Risk: changeset.Risk{Restart: true,
 			Note: "mysqld cannot open more files than its process limit: raise LimitNOFILE in its systemd unit to at least this (linux-mysqld-nofile); ulimit in a shell does not reach a service"},
-		Source: "seed 003 ((5000 - 151) + 25500 = 30349; LimitNOFILE via systemctl edit); MySQL manual (open_files_limit); stacktune plan open-files-limit",
+		Source: "seed 003 ((5000 - 151) + 25500 = 30349; LimitNOFILE via systemctl edit); MySQL manual (open_files_limit); stacktune plan open-files-limit (the same derivation)",
 	}
 	if hasOpen {
 		f.Evidence = append(f.Evidence, ev("Open_files", num(open), "files", srcGauge))

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 )
@@ -236,6 +238,16 @@ func TestMySQLRedoLogCapacity(t *testing.T) {
 func TestMySQLLogBuffer(t *testing.T) {
 	runRuleCases(t, mysqlLogBuffer, []ruleCase{
 		{name: "no waits: silent", fires: false},
+		{name: "issue 17: 300 waits since start, none over the interval: said, as such", setup: func(s *collect.Snapshot) {
+			s.MySQL.Status.First["Innodb_log_waits"], s.MySQL.Status.Second["Innodb_log_waits"] = "300", "300"
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Info)
+			wantText(t, fs[0].Title, "300 times since the server started, none over the interval")
+			wantChange(t, fs, "innodb_log_buffer_size", fmt.Sprint(64*mib))
+		}},
+		{name: "a few waits since start: silent", setup: func(s *collect.Snapshot) {
+			s.MySQL.Status.First["Innodb_log_waits"], s.MySQL.Status.Second["Innodb_log_waits"] = "12", "12"
+		}, fires: false},
 		{name: "waits: 64 MiB", setup: func(s *collect.Snapshot) { setDelta(s, "Innodb_log_waits", 12) }, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantChange(t, fs, "innodb_log_buffer_size", fmt.Sprint(64*mib))
 			if !fs[0].Risk.Restart {
@@ -533,7 +545,104 @@ func TestMySQLTmpTableSize(t *testing.T) {
 			setDelta(s, "Created_tmp_tables", 1000)
 			setDelta(s, "Created_tmp_disk_tables", 6)
 		}, fires: false},
+		// Issue 17: on MariaDB 10.11 the disk temporary tables come from a
+		// GROUP BY over a TEXT column, which no size keeps in memory.
+		{name: "MariaDB 10.11, all from a TEXT column: no size change, the query", setup: both(diskTmp, notesText, withQueries(true,
+			collect.QueryClass{Fingerprint: "select body, count(*) from shop.notes where author > ? group by body", Sample: "SELECT body, COUNT(*) FROM shop.notes WHERE author > 0 GROUP BY body", Count: 400, TmpTables: 400, TmpDiskTables: 400})),
+			fires: true, check: func(t *testing.T, fs []Finding) {
+				if change(fs, "tmp_table_size") != nil {
+					t.Fatalf("a size change for TEXT temporary tables:%s", describe(fs))
+				}
+				wantText(t, fs[0].Title, "all of them holding TEXT or BLOB columns")
+				wantText(t, fs[0].Change.From, "notes.body (text)")
+				wantText(t, fs[0].Effect, "MariaDB's in-memory temporary tables cannot hold TEXT")
+			}},
+		{name: "MySQL 5.7 too", on: "MySQL 5.7", setup: both(diskTmp, notesText, withQueries(true,
+			collect.QueryClass{Fingerprint: "select * from notes order by rand() limit ?", Sample: "SELECT * FROM notes ORDER BY RAND() LIMIT 5", Count: 100, TmpDiskTables: 100})),
+			fires: true, check: func(t *testing.T, fs []Finding) {
+				if change(fs, "tmp_table_size") != nil {
+					t.Fatal("a size change")
+				}
+			}},
+		{name: "MySQL 8.0's TempTable holds TEXT in memory: the size change stands", on: "MySQL 8.0", setup: both(diskTmp, notesText, withQueries(true,
+			collect.QueryClass{Fingerprint: "select body, count(*) from shop.notes group by body", Sample: "SELECT body, COUNT(*) FROM shop.notes GROUP BY body", Count: 100, TmpDiskTables: 100})),
+			fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "tmp_table_size", fmt.Sprint(64*mib)) }},
+		{name: "some from TEXT, some not: the size change, with a note", setup: both(diskTmp, notesText, withQueries(true,
+			collect.QueryClass{Fingerprint: "select body, count(*) from shop.notes group by body", Sample: "SELECT body, COUNT(*) FROM shop.notes GROUP BY body", Count: 100, TmpDiskTables: 100},
+			collect.QueryClass{Fingerprint: "select author, count(*) from shop.notes group by author order by count(*)", Sample: "SELECT author, COUNT(*) FROM shop.notes GROUP BY author ORDER BY COUNT(*)", Count: 50, TmpDiskTables: 50})),
+			fires: true, check: func(t *testing.T, fs []Finding) {
+				wantChange(t, fs, "tmp_table_size", fmt.Sprint(64*mib))
+				wantText(t, fs[0].Risk.Note, "100 of the 150 disk temporary tables")
+			}},
+		{name: "no plans in the slow log, TEXT columns here: said how to tell", setup: both(diskTmp, notesText, withQueries(false)), fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantChange(t, fs, "tmp_table_size", fmt.Sprint(64*mib))
+				wantText(t, fs[0].Risk.Note, "log_slow_verbosity=query_plan")
+			}},
 	})
+}
+
+// notesText gives the server a TEXT column, shop.notes.body.
+func notesText(s *collect.Snapshot) {
+	s.MySQL.BlobColumns = []collect.BlobColumn{{Schema: "shop", Table: "notes", Column: "body", Type: "text"}}
+}
+
+// withQueries sets the queries layer: a slow log digest of the interval,
+// with or without plans.
+func withQueries(plans bool, classes ...collect.QueryClass) func(s *collect.Snapshot) {
+	return func(s *collect.Snapshot) {
+		q := collect.Queries{Source: "slowlog", Files: []string{"/var/log/mysql/slow.log"}, Window: "interval", Seconds: 10, PlanKnown: plans, Classes: classes}
+		for i := range q.Classes {
+			if !plans {
+				q.Classes[i].TmpTables, q.Classes[i].TmpDiskTables = -1, -1
+			}
+			q.Events += q.Classes[i].Count
+		}
+		if err := s.SetLayer("queries", q); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func TestMySQLBulkInsert(t *testing.T) {
+	single := collect.QueryClass{Fingerprint: "insert into order_items (order_id, item_id, qty) values(?+)",
+		Sample: "INSERT INTO order_items (order_id, item_id, qty) VALUES (7, 'it(e)m, 1', 2)", Count: 3000, TimeTotal: 1.5, RowsAffected: 3000}
+	multi := single
+	multi.Sample = "INSERT INTO order_items (order_id, item_id, qty) VALUES (7, 1, 2), (7, 2, 1)"
+	requests := func(n int64) func(s *collect.Snapshot) {
+		return withHTTPLog(collect.HTTPLog{Requests: n, Timed: n, TimeTotal: 10, Seconds: 10})
+	}
+	runRuleCases(t, mysqlBulkInsert, []ruleCase{
+		{name: "no digest: silent", fires: false},
+		{name: "seed 004: 10 single-row inserts per request", setup: both(withQueries(false, single), requests(300)), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			wantText(t, fs[0].Title, "INSERT inserts into order_items one row at a time, 10 times per request")
+			wantText(t, fs[0].Change.To, "sorted by the table's primary (or unique) key")
+		}},
+		{name: "already multi-row: silent", setup: both(withQueries(false, multi), requests(300)), fires: false},
+		{name: "one per request: silent", setup: both(withQueries(false, single), requests(3000)), fires: false},
+		{name: "no access log, a steady stream: information", setup: withQueries(false, single), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Info)
+			wantText(t, fs[0].Title, "300 times a second")
+		}},
+		{name: "INSERT ... SELECT: silent", setup: both(withQueries(false, collect.QueryClass{Fingerprint: "insert into t select * from u", Sample: "INSERT INTO t SELECT * FROM u", Count: 3000}), requests(10)), fires: false},
+	})
+}
+
+func TestValueTuples(t *testing.T) {
+	for in, want := range map[string]int{
+		"INSERT INTO t (a) VALUES (1)":                                 1,
+		`insert into t values (1, 'a)b'), (2, "c(")`:                   2,
+		"INSERT INTO t (a) VALUE (1)":                                  0,
+		"INSERT INTO t SET a = 1":                                      0,
+		"INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a=(a+1)": 1,
+		"INSERT INTO t (`values`) VALUES ((1)), ((2))":                 2,
+		`INSERT INTO t VALUES (1, 'it\'s')`:                            1,
+	} {
+		if got := valueTuples(in); got != want {
+			t.Errorf("%q: %d, want %d", in, got, want)
+		}
+	}
 }
 
 func TestMySQLBinlogCache(t *testing.T) {
@@ -549,18 +658,48 @@ func TestMySQLBinlogCache(t *testing.T) {
 	})
 }
 
+// seed003Plan is seed 003's plan (100 servers × 255 workers) with a table
+// cache.
+func seed003Plan(tableOpenCache int) capacity.Options {
+	o := capacity.DefaultOptions()
+	o.Rate, o.Servers, o.Workers, o.ResponseTime, o.TableOpenCache = 90000, 100, 255, 10*time.Millisecond, tableOpenCache
+	return o
+}
+
 func TestMySQLOpenFilesLimit(t *testing.T) {
 	runRuleCases(t, mysqlOpenFilesLimit, []ruleCase{
 		{name: "enough: silent", fires: false},
-		{name: "seed 003: 25500 connections with a 5000 limit", on: "MySQL 8.0", setup: func(s *collect.Snapshot) {
+		{name: "seed 003: 25500 connections with a 5000 limit: 4849 + 25500 = 30349, as plan says", on: "MySQL 5.7", setup: func(s *collect.Snapshot) {
 			setVar(s, "max_connections", "25500")
 			setVar(s, "open_files_limit", "5000")
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
-			wantChange(t, fs, "open_files_limit", "128000") // 5 × 25500, rounded up
+			// Not 5 × 25500 = 127,500: that is mysqld's request, not its need.
+			wantChange(t, fs, "open_files_limit", "30349")
+			plan, err := capacity.Compute(seed003Plan(2000))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := plan.Result(capacity.IDOpenFilesLimit).Value; got != 30349 {
+				t.Errorf("plan says %v", got)
+			}
 			if !fs[0].Risk.Restart {
 				t.Error("read-only")
 			}
 		}},
+		{name: "MySQL 8.0's table cache of 4000 needs 8010 besides connections, in the audit and in plan", on: "MySQL 8.0", setup: func(s *collect.Snapshot) {
+			setVar(s, "max_connections", "25500")
+			setVar(s, "open_files_limit", "5000")
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "open_files_limit", "33510")
+			plan, _ := capacity.Compute(seed003Plan(4000))
+			if got := plan.Result(capacity.IDOpenFilesLimit).Value; got != 33510 {
+				t.Errorf("plan says %v", got)
+			}
+		}},
+		{name: "a limit that covers the settings but not 5 × connections: silent", on: "MySQL 5.7", setup: func(s *collect.Snapshot) {
+			setVar(s, "max_connections", "25500")
+			setVar(s, "open_files_limit", "30349")
+		}, fires: false},
 		{name: "files open near the limit: critical", setup: func(s *collect.Snapshot) { setGauge(s, "Open_files", 32000) }, fires: true,
 			check: func(t *testing.T, fs []Finding) {
 				wantSeverity(t, fs, Critical)
@@ -597,14 +736,18 @@ func TestMySQLQueryCache(t *testing.T) {
 func TestMySQLPerformanceSchema(t *testing.T) {
 	off := false
 	runRuleCases(t, mysqlPerformanceSchema, []ruleCase{
-		{name: "MariaDB default off: enable, restart", fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "MariaDB default off, not asked: says so, proposes nothing (--emit must not write it)", fires: true, check: func(t *testing.T, fs []Finding) {
+			wantNoChange(t, fs)
+			wantText(t, fs[0].Risk.Note, "--observability")
+		}},
+		{name: "MariaDB default off, asked: enable, restart", opt: Options{Observability: true}, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantChange(t, fs, "performance_schema", "ON")
 			if !fs[0].Risk.Restart {
 				t.Error("restart")
 			}
 		}},
 		{name: "MySQL default on: silent", on: "MySQL 8.0", fires: false},
-		{name: "on, digest consumer off: the consumer option", on: "MySQL 8.0", setup: func(s *collect.Snapshot) {
+		{name: "on, digest consumer off: the consumer option", on: "MySQL 8.0", opt: Options{Observability: true}, setup: func(s *collect.Snapshot) {
 			s.MySQL.PerformanceSchema.StatementsDigest = &off
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
 			ch := change(fs, "performance-schema-consumer-statements-digest")
@@ -617,11 +760,12 @@ func TestMySQLPerformanceSchema(t *testing.T) {
 
 func TestMySQLSlowLog(t *testing.T) {
 	runRuleCases(t, mysqlSlowLog, []ruleCase{
-		{name: "off: on, 0.1 s", fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "off, not asked: nothing proposed", fires: true, check: func(t *testing.T, fs []Finding) { wantNoChange(t, fs) }},
+		{name: "off: on, 0.1 s", opt: Options{Observability: true}, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantChange(t, fs, "slow_query_log", "ON")
 			wantChange(t, fs, "long_query_time", "0.1")
 		}},
-		{name: "on at 10 s: 0.1 s", setup: func(s *collect.Snapshot) { setVar(s, "slow_query_log", "ON") }, fires: true,
+		{name: "on at 10 s: 0.1 s", opt: Options{Observability: true}, setup: func(s *collect.Snapshot) { setVar(s, "slow_query_log", "ON") }, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "long_query_time", "0.1") }},
 		{name: "on at 0.5 s: silent", setup: func(s *collect.Snapshot) {
 			setVar(s, "slow_query_log", "ON")
@@ -648,7 +792,42 @@ func TestFixedSettings(t *testing.T) {
 			}},
 		{name: "a sysctl", opt: Options{Fixed: map[string]string{"vm.swappiness": "1"}}, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "vm.swappiness", "1") }},
+		// MariaDB rounds tmp_table_size down to a multiple of 16384: the
+		// 1024 fixed is held as 0 (the rules as collect reads them from
+		// a real MariaDB 10.11, TestMySQLSandbox).
+		{name: "rounded by the server: in force, said how, no change", opt: Options{Fixed: map[string]string{"tmp_table_size": "1024"}},
+			setup: func(s *collect.Snapshot) { setVar(s, "tmp_table_size", "0"); mariadbRules(s) }, fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantSeverity(t, fs, Info)
+				wantNoChange(t, fs)
+				wantText(t, fs[0].Title, "in force as the server holds it: 0")
+				wantText(t, fs[0].Evidence[2].Value, "rounds it down to 0, a multiple of 16384")
+			}},
+		{name: "clamped to the server's least value: in force as it", opt: Options{Fixed: map[string]string{"max_heap_table_size": "1000"}},
+			setup: func(s *collect.Snapshot) { setVar(s, "max_heap_table_size", "16384"); mariadbRules(s) }, fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				wantSeverity(t, fs, Info)
+				wantText(t, fs[0].Title, "as the server holds it: 16384")
+			}},
+		{name: "rounded value that differs from the running one: critical", opt: Options{Fixed: map[string]string{"tmp_table_size": "40000"}},
+			setup: func(s *collect.Snapshot) { setVar(s, "tmp_table_size", "16384"); mariadbRules(s) }, fires: true,
+			check: func(t *testing.T, fs []Finding) {
+				// 40000 is held as 32768, and 16384 runs.
+				wantSeverity(t, fs, Critical)
+				wantChange(t, fs, "tmp_table_size", "40000")
+			}},
+		{name: "no published rules (MySQL): compared as written", on: "MySQL 8.0", opt: Options{Fixed: map[string]string{"tmp_table_size": "1024"}},
+			setup: func(s *collect.Snapshot) { setVar(s, "tmp_table_size", "1024") }, fires: false},
 	})
+}
+
+// mariadbRules gives the snapshot MariaDB 10.11's published rules of two
+// variables.
+func mariadbRules(s *collect.Snapshot) {
+	s.MySQL.VariableRules = map[string]collect.VariableRule{
+		"tmp_table_size":      {Type: "BIGINT UNSIGNED", Min: "0", Max: "18446744073709551615", Block: 16384, Exact: true},
+		"max_heap_table_size": {Type: "BIGINT UNSIGNED", Min: "16384", Max: "18446744073709551615", Block: 1024, Exact: true},
+	}
 }
 
 // TestFixedUnknown: a fixed setting the snapshot does not show is named
@@ -700,5 +879,78 @@ func TestMySQLUnixSocket(t *testing.T) {
 			}},
 		{name: "local and remote clients: the local ones counted", setup: local(50, 8), fires: true,
 			check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Title, "8 connections") }},
+		// Seed 003 on one host: PHP connects per request and closes, so
+		// nothing stays ESTABLISHED at the moment of the snapshot, but
+		// 14,021 TIME_WAIT toward :3306 from this host, where MySQL
+		// listens.
+		{name: "per-request connections closed before the snapshot: TIME_WAIT and the rate", setup: func(s *collect.Snapshot) {
+			local(0, 0)(s)
+			s.Linux.TCP.TimeWait.ByRemotePort[3306] = 14021
+			setDelta(s, "Connections", 2330)
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			wantText(t, fs[0].Title, "14021 TIME_WAIT in the last minute (233.7/s)")
+			wantChange(t, fs, "address", "unix(/run/mysqld/mysqld.sock)")
+		}},
+		{name: "TIME_WAIT toward :3306 but no MySQL listening here (a remote server): silent", setup: func(s *collect.Snapshot) {
+			local(0, 0)(s)
+			s.Linux.TCP.Listen = nil
+			s.Linux.TCP.TimeWait.ByRemotePort[3306] = 14021
+		}, fires: false},
+	})
+}
+
+func TestConnectionChurn(t *testing.T) {
+	runRuleCases(t, connectionChurn, []ruleCase{
+		{name: "a pool: 20 connections in 10 s, no TIME_WAIT: silent", fires: false},
+		{name: "2/s with 30 TIME_WAIT (monitoring, cron): silent", setup: func(s *collect.Snapshot) { s.Linux.TCP.TimeWait.ByRemotePort[3306] = 30 }, fires: false},
+		{name: "seed 003: 14,021 TIME_WAIT to :3306 (233/s), both sides counted", setup: func(s *collect.Snapshot) {
+			s.Linux.TCP.TimeWait.ByRemotePort[3306] = 14000
+			s.Linux.TCP.TimeWait.ByLocalPort[3306] = 21
+			setDelta(s, "Connections", 2330)
+			setDelta(s, "Questions", 11650)
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Warning)
+			if fs[0].Layer != LayerMySQL {
+				t.Errorf("layer %s", fs[0].Layer)
+			}
+			wantText(t, fs[0].Title, "about 233.7 new connections a second to MySQL")
+			wantText(t, fs[0].Change.To, "SetMaxIdleConns")
+			wantText(t, fs[0].Change.To, "unix socket") // MySQL listens here
+			var got []string
+			for _, e := range fs[0].Evidence {
+				got = append(got, e.String())
+			}
+			for _, w := range []string{"Connections: 2330 (233/s)", "toward port 3306 (this host's clients closed first): 14000", "on port 3306 (the server here closed first): 21", "statements per connection: 5"} {
+				if !strings.Contains(strings.Join(got, "\n"), w) {
+					t.Errorf("no %q in %q", w, got)
+				}
+			}
+		}},
+		{name: "a Go app with the default idle pool: Connections 4/s, no TIME_WAIT here (another host)", setup: func(s *collect.Snapshot) {
+			setDelta(s, "Connections", 40)
+			s.Linux.TCP.Listen = nil
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantSeverity(t, fs, Info)
+			wantText(t, fs[0].Title, "about 4 new connections")
+			if strings.Contains(fs[0].Change.To, "unix socket") {
+				t.Error("a unix socket for a remote server")
+			}
+		}},
+		{name: "a web host: TIME_WAIT toward a remote memcached, not collected", setup: func(s *collect.Snapshot) {
+			s.MySQL = nil
+			s.Linux.TCP.TimeWait.ByRemotePort[11211] = 600
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			if fs[0].Layer != LayerMemcached {
+				t.Errorf("layer %s", fs[0].Layer)
+			}
+			wantText(t, fs[0].Change.To, "binary protocol")
+			wantText(t, fs[0].Risk.Note, "from TIME_WAIT only")
+		}},
+		{name: "memcached's total_connections over the interval", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+			s.Memcached.Interval = &collect.CounterInterval{Seconds: 10, Deltas: map[string]float64{"total_connections": 1200, "cmd_get": 5000}}
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantText(t, fs[0].Title, "about 120 new connections a second to memcached")
+		}},
 	})
 }

@@ -2,7 +2,10 @@ package advise
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+
+	"github.com/stacktune/stacktune/changeset"
 )
 
 // mysql-tmp-table-size: implicit temporary tables (GROUP BY, DISTINCT,
@@ -74,6 +77,19 @@ func checkMySQLTmpTableSize(c *Context) []Finding {
 		}
 	}
 	value := min(tmpTableMax, max(tmpTableMin, eff*4))
+	bc := c.tmpDiskCauses()
+	f.Evidence = append(f.Evidence, bc.evidence...)
+	if bc.blob > 0 && bc.other == 0 {
+		// Every disk temporary table of the interval holds a TEXT or BLOB
+		// column: no size keeps one in memory.
+		f.Title = fmt.Sprintf("%s of temporary tables went to disk (%s/s), all of them holding TEXT or BLOB columns", pct(share), num(rate))
+		f.Change = &changeset.Change{Kind: changeset.App, Target: "application queries", Name: "TEXT/BLOB in temporary tables",
+			From: "GROUP BY, DISTINCT, ORDER BY or UNION over rows with " + strings.Join(bc.columns, ", "),
+			To:   "the temporary table without the TEXT/BLOB column: group or sort by the key, then fetch the text by it (or a VARCHAR where the values are short)", Direction: Set}
+		f.Effect = "the temporary tables fit in memory again; raising tmp_table_size would not help: " + bc.why
+		f.Risk.Note = "a change to the queries; " + bc.why
+		return []Finding{f}
+	}
 	causes := "temporary tables also go to disk for reasons no size fixes: BLOB/TEXT columns in the result (MySQL before 8.0.13), or results larger than any sane limit; " +
 		"find the queries in the slow log (stacktune digest; MariaDB logs Tmp_disk_tables per query with log_slow_verbosity=query_plan) and add the index that avoids the temporary table"
 	if value <= eff {
@@ -91,5 +107,124 @@ func checkMySQLTmpTableSize(c *Context) []Finding {
 	}
 	f.Risk.Restart = c.Restart("tmp_table_size")
 	f.Risk.Note = "max_heap_table_size also caps user-created MEMORY tables"
+	switch {
+	case bc.blob > 0:
+		f.Risk.Note += fmt.Sprintf("; %s of the %s disk temporary tables of the interval hold TEXT/BLOB columns (%s): the size does not help those", num(bc.blob), num(bc.blob+bc.other), strings.Join(bc.columns, ", "))
+	case !bc.known && len(c.My.BlobColumns) > 0 && bc.forces:
+		f.Risk.Note += "; this server has TEXT/BLOB columns, and a temporary table holding one goes to disk whatever the size: collect the queries with their plans (--queries with log_slow_verbosity=query_plan on MariaDB, or --queries pfs) to tell which tables these are"
+	}
 	return []Finding{f}
+}
+
+// blobCauses is what the digest of the interval says of the disk
+// temporary tables: how many came from queries over tables with TEXT or
+// BLOB columns (which a temporary table cannot hold in memory here) and
+// how many did not.
+type blobCauses struct {
+	known, forces bool
+	blob, other   float64
+	columns       []string
+	evidence      []Evidence
+	why           string
+}
+
+// blobForcesDisk reports whether a TEXT/BLOB column sends an implicit
+// temporary table to disk on this server: MariaDB (its MEMORY and Aria
+// heap tables cannot hold one, 10.11 included) and MySQL unless 8.0.13+
+// with the TempTable engine.
+func (c *Context) blobForcesDisk() (bool, string) {
+	if c.MariaDB() {
+		return true, "MariaDB's in-memory temporary tables cannot hold TEXT or BLOB columns"
+	}
+	if e, _ := c.Var("internal_tmp_mem_storage_engine"); c.AtLeast(8, 0, 13) && strings.EqualFold(e, "TempTable") {
+		return false, ""
+	}
+	return true, "MySQL's MEMORY engine (and MySQL before 8.0.13) cannot hold TEXT or BLOB columns in an in-memory temporary table"
+}
+
+func (c *Context) tmpDiskCauses() blobCauses {
+	var bc blobCauses
+	bc.forces, bc.why = c.blobForcesDisk()
+	q := c.Queries
+	if q == nil || !q.PlanKnown {
+		return bc
+	}
+	bc.known = true
+	tables := blobTables(c.My.BlobColumns)
+	seen := map[string]bool{}
+	for _, cl := range q.Classes {
+		if cl.TmpDiskTables <= 0 {
+			continue
+		}
+		var hit []string
+		if bc.forces {
+			for _, t := range fingerprintTables(cl.Fingerprint) {
+				for _, b := range tables[t] {
+					if selectsAll.MatchString(cl.Sample) || containsWord(strings.ToLower(cl.Sample), strings.ToLower(b.Column)) {
+						hit = append(hit, b.Table+"."+b.Column+" ("+b.Type+")")
+					}
+				}
+			}
+		}
+		if len(hit) == 0 {
+			bc.other += float64(cl.TmpDiskTables)
+			continue
+		}
+		bc.blob += float64(cl.TmpDiskTables)
+		for _, h := range hit {
+			if !seen[h] {
+				seen[h] = true
+				bc.columns = append(bc.columns, h)
+			}
+		}
+		bc.evidence = append(bc.evidence, ev("disk temporary tables of "+cutEvidence(cl.Fingerprint), fmt.Sprintf("%d of %d calls", cl.TmpDiskTables, cl.Count), "",
+			fmt.Sprintf("digest of the %s (%s); TEXT/BLOB: %s", q.Source, q.Window, strings.Join(hit, ", "))))
+	}
+	return bc
+}
+
+// selectsAll matches a query that selects every column (SELECT *, t.*),
+// not COUNT(*).
+var selectsAll = regexp.MustCompile("(?i)(\\bselect\\s+(distinct\\s+)?\\*|[\\w`]\\.\\*)")
+
+// fingerprintTables lists the tables a fingerprint names after FROM,
+// JOIN, INTO or UPDATE (lower case, with their schema when given).
+func fingerprintTables(fp string) []string {
+	f := strings.Fields(strings.NewReplacer(",", " , ", "(", " ( ", ")", " ) ").Replace(fp))
+	var out []string
+	for i := 0; i+1 < len(f); i++ {
+		switch f[i] {
+		case "from", "join", "into", "update":
+			t := strings.Trim(f[i+1], "`")
+			if t != "" && t != "(" {
+				out = append(out, t)
+			}
+		case ",":
+			// "from a, b": the table after a comma in a FROM list.
+			if i > 0 && len(out) > 0 {
+				t := strings.Trim(f[i+1], "`")
+				if t != "(" && isWordByte(t[0]) {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// containsWord reports whether w appears in s as a whole word.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before := j == 0 || !isWordByte(s[j-1])
+		after := j+len(w) == len(s) || !isWordByte(s[j+len(w)])
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
 }

@@ -34,7 +34,15 @@ func checkNginxListenBacklog(c *Context) []Finding {
 			eff = som
 		}
 		q := int64(queue[l.Port])
-		if eff <= 0 || q*2 < eff {
+		overflows := 0.0
+		if c.Linux.NetDeltas != nil {
+			c.usesRates(LayerLinux)
+			overflows = c.Linux.NetDeltas["TcpExt.ListenOverflows"]
+		}
+		// A queue more than half full when read, or the host's listen
+		// queues overflowing over the interval while this one held
+		// connections.
+		if eff <= 0 || (q*2 < eff && (overflows <= 0 || q == 0)) {
 			continue
 		}
 		key := place(l.File, l.Line)
@@ -54,6 +62,12 @@ func checkNginxListenBacklog(c *Context) []Finding {
 			Effect: "bursts of connections wait to be accepted instead of having their SYNs dropped and retried a second later",
 			Source: "seed 003 (listen 80 backlog=32768, somaxconn 32768); nginx docs (listen backlog)",
 			Risk:   changeset.Risk{Restart: true, Note: "a changed backlog takes effect when nginx reopens the socket (restart, or a binary upgrade); a queue that stays full means the workers cannot keep up"},
+		}
+		if overflows > 0 {
+			f.Evidence = append(f.Evidence, ev("TcpExt.ListenOverflows", num(overflows), "", fmt.Sprintf("/proc/net/netstat, delta over %s s (all listeners of the host)", num(c.Linux.IntervalSeconds))))
+			if q*2 < eff {
+				f.Title = fmt.Sprintf("Listen queues overflowed %s times over the interval; port %d's held %d connections when read", num(overflows), l.Port, q)
+			}
 		}
 		if args != "" {
 			f.Change = nginxChange(fmt.Sprintf("nginx %s (%s)", l.Context, key), "listen", args, withBacklog(args, value), Increase)

@@ -111,6 +111,21 @@ func TestNginxUpstreamKeepalive(t *testing.T) {
 				t.Errorf("evidence %+v", fs[0].Evidence)
 			}
 		}},
+		// Issue 17: the app on this host closes first (nginx sends
+		// Connection: close), so its side holds the TIME_WAIT: 621 on the
+		// app's port, 9 on nginx's side toward it.
+		{name: "TIME_WAIT on both sides counted", snap: web("keepalive"), setup: func(s *collect.Snapshot) {
+			s.Linux.TCP.TimeWait.ByRemotePort[8080] = 9
+			s.Linux.TCP.TimeWait.ByLocalPort[8080] = 621
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			found := false
+			for _, e := range fs[0].Evidence {
+				found = found || (e.Value == "630" && strings.Contains(e.Unit, "9 on nginx's side, 621 on the application's"))
+			}
+			if !found {
+				t.Errorf("evidence %+v", fs[0].Evidence)
+			}
+		}},
 		{name: "no upstreams: silent", snap: web("minimal"), fires: false},
 	})
 }
@@ -170,6 +185,73 @@ func TestNginxListenBacklog(t *testing.T) {
 			s.Linux.Sysctls["net.core.somaxconn"] = "128"
 			s.Linux.TCP.Listen = []collect.ListenSocket{{Address: "0.0.0.0", Port: 80, AcceptQueue: 100}}
 		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "net.core.somaxconn", "4096") }},
+		{name: "overflows over the interval, :80 holding connections when read", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			s.Linux.IntervalSeconds, s.Linux.NetDeltas = 10, map[string]float64{"TcpExt.ListenOverflows": 250}
+			s.Linux.TCP.Listen = []collect.ListenSocket{{Address: "0.0.0.0", Port: 80, AcceptQueue: 3}}
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantText(t, fs[0].Title, "Listen queues overflowed 250 times")
+			wantChange(t, fs, "listen", "80 default_server backlog=4096")
+		}},
+		{name: "overflows, but :80's queue empty: another listener's, silent", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			s.Linux.IntervalSeconds, s.Linux.NetDeltas = 10, map[string]float64{"TcpExt.ListenOverflows": 250}
+			s.Linux.TCP.Listen = []collect.ListenSocket{{Address: "0.0.0.0", Port: 80}}
+		}, fires: false},
+	})
+}
+
+func TestNginxKeepaliveRequests(t *testing.T) {
+	runRuleCases(t, nginxKeepaliveRequests, []ruleCase{
+		{name: "2000 set (seed 004's file): silent", snap: web("keepalive"), fires: false},
+		{name: "an old nginx's 100: 2000", snap: web("debian"), setup: func(s *collect.Snapshot) { s.Nginx.KeepaliveRequests = 100 }, fires: true,
+			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "keepalive_requests", "2000") }},
+		{name: "keep-alive off: silent", snap: web("debian"), setup: func(s *collect.Snapshot) { s.Nginx.KeepaliveRequests, s.Nginx.KeepaliveTimeoutSec = 100, 0 }, fires: false},
+	})
+}
+
+func TestNginxClientBodyTemp(t *testing.T) {
+	posts := func(n int64) func(s *collect.Snapshot) {
+		return withHTTPLog(collect.HTTPLog{Requests: 1000, TimeTotal: 10, Endpoints: []collect.HTTPEndpoint{{Method: "POST", Path: "/api/upload", Count: n}, {Method: "GET", Path: "/", Count: 1000 - n}}})
+	}
+	runRuleCases(t, nginxClientBodyTemp, []ruleCase{
+		{name: "no access log: silent", snap: web("debian"), fires: false},
+		{name: "30% POST, bodies to disk: /dev/shm (seed 004)", snap: web("debian"), setup: posts(300), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "client_body_temp_path", "/dev/shm/nginx_client_body 1 2")
+		}},
+		{name: "few POST: silent", snap: web("debian"), setup: posts(10), fires: false},
+		{name: "on a tmpfs already: silent", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			posts(300)(s)
+			s.Nginx.ClientBodyTempPath = "/var/cache/nginx/body"
+			s.Linux.Mounts = []collect.Mount{{Point: "/", FSType: "ext4"}, {Point: "/var/cache/nginx", FSType: "tmpfs"}}
+		}, fires: false},
+	})
+}
+
+func TestNginxSendfileMaxChunk(t *testing.T) {
+	runRuleCases(t, nginxSendfileMaxChunk, []ruleCase{
+		{name: "512k set: silent", snap: web("keepalive"), fires: false},
+		{name: "sendfile on, no limit (nginx before 1.21.4): 512k", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			s.Nginx.Sendfile = true
+			st := s.Nginx.Settings["sendfile_max_chunk"]
+			st.Value = "0"
+			s.Nginx.Settings["sendfile_max_chunk"] = st
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "sendfile_max_chunk", "512k") }},
+	})
+}
+
+func TestNginxFastopen(t *testing.T) {
+	churn := func(rate float64) func(s *collect.Snapshot) {
+		return func(s *collect.Snapshot) {
+			s.Linux.IntervalSeconds, s.Linux.NetDeltas = 10, map[string]float64{"Tcp.PassiveOpens": rate * 10}
+			s.Linux.Sysctls["net.ipv4.tcp_fastopen"] = "1"
+		}
+	}
+	runRuleCases(t, nginxFastopen, []ruleCase{
+		{name: "few new connections: silent", snap: web("debian"), setup: churn(5), fires: false},
+		{name: "500 new connections a second: fastopen with the server bit", snap: web("debian"), setup: churn(500), fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "listen", "80 default_server fastopen=256")
+			wantChange(t, fs, "net.ipv4.tcp_fastopen", "3")
+			wantText(t, fs[0].Risk.Note, "browsers")
+		}},
 	})
 }
 

@@ -2,7 +2,6 @@ package advise
 
 import (
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -96,34 +95,35 @@ func quoteNginx(v string) string {
 	return v
 }
 
-// upstreamTimeWait counts TIME_WAIT sockets toward the upstream's TCP
-// ports, when the Linux layer saw them.
+// upstreamTimeWait counts TIME_WAIT sockets of the upstream's TCP ports,
+// when the Linux layer saw them, on both sides (portSockets): nginx's side
+// toward the port, and the application's on it when it runs here and
+// closes first (as it does when nginx sends Connection: close).
 func upstreamTimeWait(c *Context, u collect.NginxUpstream) *Evidence {
 	if c.Linux == nil {
 		return nil
 	}
-	total := 0
+	client, server := 0, 0
 	var ports []string
 	seen := map[int]bool{}
 	for _, s := range u.Servers {
 		if s.Unix {
 			continue
 		}
-		_, p, err := net.SplitHostPort(s.Address)
-		if err != nil {
-			continue
-		}
-		port, err := strconv.Atoi(p)
-		if err != nil || seen[port] {
+		port := addrPort(s.Address)
+		if port == 0 || seen[port] {
 			continue
 		}
 		seen[port] = true
-		total += c.Linux.TCP.TimeWait.ByRemotePort[port]
-		ports = append(ports, p)
+		ps := c.portSockets(port)
+		client += ps.twClient
+		server += ps.twServer
+		ports = append(ports, strconv.Itoa(port))
 	}
 	if len(ports) == 0 {
 		return nil
 	}
-	e := ev("TIME_WAIT sockets to port "+strings.Join(ports, ", "), fmt.Sprint(total), "sockets", srcTCP)
+	e := ev("TIME_WAIT sockets of port "+strings.Join(ports, ", "), fmt.Sprint(client+server),
+		fmt.Sprintf("sockets (%d on nginx's side, %d on the application's; %s connections/s)", client, server, num(float64(client+server)/timeWaitSeconds)), srcTCP)
 	return &e
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,11 +28,13 @@ import (
 // faultWorld is one transaction over real servers: a MariaDB that reads
 // its files from conf.d (dynamic variables, a restart-only one, an index
 // on a second application's schema), a real nginx (a directive whose
-// effect shows in every response, and one in an upstream) and a sysctl.d
-// file over a fake /proc/sys.
+// effect shows in every response, and one in an upstream), a real
+// PHP-FPM pool (its worker count, and a setting it leaves to the
+// default) and a sysctl.d file over a fake /proc/sys.
 type faultWorld struct {
 	srv        *sandbox.MariaDB
 	nginx      *sandbox.Nginx
+	php        *sandbox.PHPFPM
 	proc       string
 	sysctlConf string
 }
@@ -58,6 +61,7 @@ func newFaultWorld(t *testing.T) *faultWorld {
         }
     }
 `})
+	w.php = sandboxtest.NewPHPFPM(t, sandbox.PHPFPMOptions{Pool: map[string]string{"pm": "static", "pm.max_children": "3"}})
 	w.proc = t.TempDir()
 	for k, v := range map[string]string{"net/core/somaxconn": "128\n", "net/ipv4/tcp_max_tw_buckets": "8192\n"} {
 		p := filepath.Join(w.proc, k)
@@ -95,17 +99,22 @@ func (w *faultWorld) targets(t *testing.T) []Target {
 		t.Fatal(err)
 	}
 	sc.ProcRoot = w.proc
-	return []Target{m, nx, ix, sc}
+	php, err := NewPHPFPM(w.php.ConfigPath(), phpfpmChanges("www|pm.max_children|3|2", "www|pm.max_requests|0|500"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	php.Test, php.Reload = CommandCheck(w.php.TestCommand()...), w.php.Reload
+	return []Target{m, nx, php, ix, sc}
 }
 
 // state is everything the transaction can touch: each file's checksum
-// (the MariaDB conf.d, nginx.conf, the sysctl.d file, the fake
-// /proc/sys), SHOW GLOBAL VARIABLES, the shop's indexes and the Server
-// header nginx answers with.
+// (the MariaDB conf.d, nginx.conf, the PHP-FPM pool, the sysctl.d file,
+// the fake /proc/sys), SHOW GLOBAL VARIABLES, the shop's indexes, the
+// Server header nginx answers with and the workers PHP-FPM runs.
 func (w *faultWorld) state(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, root := range []string{w.srv.ConfDir(), filepath.Dir(w.sysctlConf), w.proc} {
+	for _, root := range []string{w.srv.ConfDir(), filepath.Dir(w.sysctlConf), w.proc, filepath.Dir(w.php.PoolPath())} {
 		_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 			if err == nil && !e.IsDir() {
 				b, rerr := os.ReadFile(p)
@@ -146,6 +155,8 @@ func (w *faultWorld) state(t *testing.T) map[string]string {
 		resp.Body.Close()
 		out["nginx Server header"] = resp.Header.Get("Server")
 	}
+	pm, n := phpfpmWorkers(t, w.php)
+	out["php-fpm workers"] = fmt.Sprintf("%s %d", pm, n)
 	return out
 }
 
@@ -212,7 +223,8 @@ func TestFaultAtEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	applied := w.state(t)
-	for _, k := range []string{"variable max_connections", "variable innodb_log_buffer_size", "index shop.orders.ix_customer_placed", "nginx Server header", "file " + w.sysctlConf} {
+	for _, k := range []string{"variable max_connections", "variable innodb_log_buffer_size", "index shop.orders.ix_customer_placed", "nginx Server header", "file " + w.sysctlConf,
+		"php-fpm workers", "file " + w.php.PoolPath()} {
 		if applied[k] == start[k] {
 			t.Errorf("the clean run did not change %s (%q)", k, applied[k])
 		}
@@ -310,29 +322,37 @@ func TestFaultAtEveryStep(t *testing.T) {
 type killSetup struct {
 	DSN, ConfDir                                  string
 	NginxBin, NginxPrefix, NginxConf, NginxErrLog string
+	PHPFPMConf                                    string
+	PHPFPMTest                                    []string
+	PHPFPMPID                                     int
 	Proc, SysctlConf, StateDir, KillAt            string
 }
 
 func (w *faultWorld) killSetup(state string) killSetup {
 	return killSetup{DSN: w.srv.DSN(""), ConfDir: w.srv.ConfDir(),
 		NginxBin: w.nginx.Binary(), NginxPrefix: w.nginx.Prefix(), NginxConf: w.nginx.ConfigPath(), NginxErrLog: w.nginx.ErrorLogPath(),
+		PHPFPMConf: w.php.ConfigPath(), PHPFPMTest: w.php.TestCommand(), PHPFPMPID: w.php.PID(),
 		Proc: w.proc, SysctlConf: w.sysctlConf, StateDir: state}
 }
 
-// services reaches the servers as the command line does.
+// services reaches the servers as the command line does (PHP-FPM is
+// reloaded as systemd does it, with SIGUSR2 to the master, which returns
+// at once: the target's read-back waits for the new workers).
 func (k killSetup) services(db DB) Services {
 	nginx := []string{k.NginxBin, "-p", k.NginxPrefix, "-c", k.NginxConf, "-e", k.NginxErrLog}
 	return Services{DB: db, MySQLConf: filepath.Join(k.ConfDir, "99-stacktune.cnf"),
 		Nginx: true, NginxConf: k.NginxConf, NginxTest: CommandCheck(append(nginx, "-t")...), NginxReload: CommandCheck(append(nginx, "-s", "reload")...),
+		PHPFPMConf: k.PHPFPMConf, PHPFPMTest: CommandCheck(k.PHPFPMTest...), PHPFPMReload: CommandCheck("kill", "-USR2", strconv.Itoa(k.PHPFPMPID)),
 		SysctlConf: k.SysctlConf, ProcRoot: k.Proc, HostWide: true}
 }
 
 // killSet is the change set the child applies: dynamic variables only
-// (the child cannot restart the parent's server), nginx, an index and
-// sysctls.
+// (the child cannot restart the parent's server), nginx, PHP-FPM, an
+// index and sysctls.
 func killSet() *changeset.Set {
 	s := &changeset.Set{Format: changeset.FormatVersion, Source: "test", Changes: vars("max_connections=250", "tmp_table_size=32M", "slow_query_log=ON")}
 	s.Changes = append(s.Changes, nginxChanges("nginx http {}|server_tokens|off|on", "nginx upstream shop {}|keepalive|16")...)
+	s.Changes = append(s.Changes, phpfpmChanges("www|pm.max_children|3|2", "www|pm.max_requests|0|500")...)
 	s.Changes = append(s.Changes,
 		changeset.Change{Kind: changeset.Index, Target: "shop.orders", Name: "ix_customer_placed", From: changeset.Absent, To: "(`customer_ref`, `placed`)"},
 		changeset.Change{Kind: changeset.Sysctl, Target: "/etc/sysctl.d", Name: "net.core.somaxconn", From: "128", To: "4096"})

@@ -34,6 +34,13 @@ type Services struct {
 	NginxReload func(ctx context.Context) error
 	NginxProbe  func(ctx context.Context) error
 
+	// PHPFPMConf is php-fpm.conf, set when PHP-FPM's pools can be
+	// reached; Test, Reload and ReloadHint as in PHPFPM.
+	PHPFPMConf       string
+	PHPFPMTest       func(ctx context.Context) error
+	PHPFPMReload     func(ctx context.Context) error
+	PHPFPMReloadHint string
+
 	// SysctlConf is the sysctl.d file (default
 	// /etc/sysctl.d/99-stacktune.conf); ProcRoot is /proc/sys unless set.
 	SysctlConf string
@@ -75,8 +82,8 @@ func NeedsDB(s *changeset.Set) bool {
 }
 
 // FromChangeSet builds the targets that make the changes of s: a my.cnf
-// drop-in (SET GLOBAL or restart), nginx edits, index DDL, a sysctl.d
-// file and systemd drop-ins (host-wide), in that order. The notes say
+// drop-in (SET GLOBAL or restart), nginx edits, PHP-FPM pool edits, index
+// DDL, a sysctl.d file and systemd drop-ins (host-wide), in that order. The notes say
 // which changes are not applied and why (memcached options, Redis
 // settings, application code).
 func FromChangeSet(s *changeset.Set, o Services) ([]Target, []string, error) {
@@ -109,6 +116,17 @@ func FromChangeSet(s *changeset.Set, o Services) ([]Target, []string, error) {
 		}
 		n.Test, n.Reload, n.Probe = o.NginxTest, o.NginxReload, o.NginxProbe
 		ts = append(ts, n)
+	}
+	if cs := s.Of(changeset.PHPFPM); len(cs) > 0 {
+		if o.PHPFPMConf == "" {
+			return nil, nil, fmt.Errorf("%d PHP-FPM changes, and no php-fpm.conf to edit (--php-fpm-conf)", len(cs))
+		}
+		p, err := NewPHPFPM(o.PHPFPMConf, cs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("PHP-FPM changes into %s: %w", o.PHPFPMConf, err)
+		}
+		p.Test, p.Reload, p.ReloadHint = o.PHPFPMTest, o.PHPFPMReload, o.PHPFPMReloadHint
+		ts = append(ts, p)
 	}
 	if cs := s.Of(changeset.Index); len(cs) > 0 {
 		if o.DB == nil {
@@ -150,6 +168,7 @@ func FromChangeSet(s *changeset.Set, o Services) ([]Target, []string, error) {
 	}{
 		{changeset.Memcached, "memcached's options live in the distribution's own file (/etc/memcached.conf, /etc/default/memcached or /etc/sysconfig/memcached): set them there (memcached/options of the change set's directory holds them) and restart memcached"},
 		{changeset.Redis, "set them with redis-cli CONFIG SET, then CONFIG REWRITE to keep them (or add them to redis.conf)"},
+		{changeset.Mount, "a mount option is set in /etc/fstab and takes effect with mount -o remount: fstab/stacktune of the change set's directory lists them"},
 		{changeset.App, "a change to the application's code or settings, for its developers"},
 	} {
 		if cs := s.Of(n.kind); len(cs) > 0 {
@@ -195,7 +214,7 @@ func LastApplied(stateDir string) (*Applied, error) {
 // undo (the newest unfinished one, else the newest applied one) from its
 // journal and o, so that each can be brought back to its old state and
 // verified. A target o cannot reach (no DB for mysql and ddl, Nginx
-// unset, host-wide ones without HostWide) is left out: Rollback restores
+// unset, PHPFPMConf unset, host-wide ones without HostWide) is left out: Rollback restores
 // its files and says it must be reloaded by hand.
 func RollbackTargets(stateDir string, o Services) ([]Target, error) {
 	_, j, err := last(stateDir, stateWriting, stateActivating, stateRollbackFailed)
@@ -245,6 +264,19 @@ func RollbackTargets(stateDir string, o Services) ([]Target, error) {
 			if o.Nginx {
 				ts = append(ts, &Nginx{Main: o.NginxConf, Test: o.NginxTest, Reload: o.NginxReload, Probe: o.NginxProbe})
 			}
+		case jt.Name == "php-fpm":
+			if o.PHPFPMConf == "" {
+				continue
+			}
+			p := &PHPFPM{Main: o.PHPFPMConf, Test: o.PHPFPMTest, Reload: o.PHPFPMReload, ReloadHint: o.PHPFPMReloadHint}
+			for _, k := range jt.Wanted.Keys() {
+				pool, setting, ok := splitPHPFPMKey(k)
+				if !ok {
+					return nil, fmt.Errorf("rollback: transaction %s: php-fpm setting %q is not POOL SETTING", j.ID, k)
+				}
+				p.changes = append(p.changes, changeset.Change{Kind: changeset.PHPFPM, Target: changeset.PHPFPMTarget(pool), Name: setting, To: jt.Wanted[k]})
+			}
+			ts = append(ts, p)
 		case jt.Name == "sysctl":
 			if o.HostWide {
 				ts = append(ts, &Sysctl{Path: path, ProcRoot: o.procRoot(), changes: withKind(changeset.Sysctl, "/etc/sysctl.d")})

@@ -39,6 +39,7 @@ const (
 	maxTimeWait     = time.Hour
 	maxHeadroom     = 10
 	maxTWBuckets    = 1 << 31
+	maxCores        = 4096
 )
 
 // Figures fixed by the software, named where they are used.
@@ -88,9 +89,13 @@ type Options struct {
 	// Closer is the side that closes a per-request connection first.
 	Closer Closer
 	// OtherFiles is the number of files mysqld needs besides connections
-	// (tables, logs). Seed 003: open_files_limit 5000 at the default
-	// max_connections 151, so 5000 - 151 = 4849.
+	// (tables, logs); 0 derives it from TableOpenCache (MySQLOtherFiles).
+	// Seed 003: open_files_limit 5000 at the default max_connections 151,
+	// so 5000 - 151 = 4849.
 	OtherFiles int
+	// TableOpenCache is the server's table_open_cache (0: unknown), from
+	// which OtherFiles is derived when it is 0.
+	TableOpenCache int
 	// PerServerRate is the measured request rate one web server sustains
 	// (0 when not measured); it gives the number of servers needed.
 	PerServerRate float64
@@ -112,6 +117,13 @@ type Options struct {
 	// TWBuckets is the hosts' current net.ipv4.tcp_max_tw_buckets; plan
 	// never suggests less.
 	TWBuckets int
+	// Cores is the CPUs of one web server and CPUPerRequest the CPU time
+	// one request uses on it (the app's CPU seconds over requests served,
+	// from a load test or the audit's app-workers evidence): with both,
+	// plan sizes workers to the cores (cpu-workers) and can say decrease.
+	// 0 for either: not known.
+	Cores         int
+	CPUPerRequest time.Duration
 	// Headroom multiplies the request rate (1.2 plans for 20% more than
 	// Rate). Counts bounded by workers (max_connections, memcached -c) are
 	// exact maxima and take no headroom.
@@ -122,7 +134,6 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Closer:                CloserWeb,
-		OtherFiles:            5000 - 151,
 		CacheClientsPerWorker: 1,
 		TimeWait:              60 * time.Second,
 		PortRange:             DefaultPortRange,
@@ -167,6 +178,9 @@ func (o Options) Validate() error {
 	if o.OtherFiles < 0 || o.OtherFiles > maxFiles {
 		bad("other files must be 0 to %d (got %d)", maxFiles, o.OtherFiles)
 	}
+	if o.TableOpenCache < 0 || o.TableOpenCache > maxFiles {
+		bad("table_open_cache must be 0 to %d (got %d)", maxFiles, o.TableOpenCache)
+	}
 	switch {
 	case !finite(o.PerServerRate) || o.PerServerRate < 0 || o.PerServerRate > maxRate:
 		bad("per-server rate must be 0 (not measured) to %v (got %v)", maxRate, o.PerServerRate)
@@ -201,6 +215,18 @@ func (o Options) Validate() error {
 	case o.Headroom > maxHeadroom:
 		bad("headroom %v is more than %d times the target rate", o.Headroom, maxHeadroom)
 	}
+	if o.Cores < 0 || o.Cores > maxCores {
+		bad("cores must be 0 (not known) to %d (got %d)", maxCores, o.Cores)
+	}
+	switch {
+	case o.CPUPerRequest < 0 || o.CPUPerRequest > maxResponseTime:
+		bad("CPU per request must be 0 (not known) to %v (got %v)", maxResponseTime, o.CPUPerRequest)
+	case o.CPUPerRequest > 0 && o.ResponseTime > 0 && o.CPUPerRequest > o.ResponseTime*11/10:
+		bad("CPU per request %v is more than the response time %v: a request runs on one core at a time, so its CPU time cannot exceed its duration", o.CPUPerRequest, o.ResponseTime)
+	}
+	if (o.Cores > 0) != (o.CPUPerRequest > 0) {
+		bad("give cores and CPU per request together (workers are sized from both)")
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(errs, "; "))
 	}
@@ -225,6 +251,7 @@ type Inputs struct {
 	Persistent            bool    `json:"persistent"`
 	Closer                Closer  `json:"closer"`
 	OtherFiles            int     `json:"other_files"`
+	TableOpenCache        int     `json:"table_open_cache,omitempty"`
 	PerServerRate         float64 `json:"per_server_rate"`
 	CacheClientsPerWorker int     `json:"cache_clients_per_worker"`
 	TimeWait              float64 `json:"time_wait_s"`
@@ -233,6 +260,8 @@ type Inputs struct {
 	LiveSocketsDerived    bool    `json:"live_sockets_derived"`
 	AdminConnections      int     `json:"admin_connections"`
 	TWBuckets             int     `json:"tw_buckets"`
+	Cores                 int     `json:"cores,omitempty"`
+	CPUPerRequest         float64 `json:"cpu_per_request_s,omitempty"`
 }
 
 // Result is one figure of a plan, with the formula and inputs behind it.

@@ -15,6 +15,7 @@ const (
 	IDPortRange        = "port-range"
 	IDTimeWaitDB       = "time-wait-db"
 	IDCacheConnections = "cache-connections"
+	IDCPUWorkers       = "cpu-workers"
 )
 
 // Compute validates o and works out the plan. servers-needed is present
@@ -27,6 +28,9 @@ func Compute(o Options) (*Report, error) {
 	c := newCalc(o)
 	p := &Report{Inputs: c.inputs()}
 	p.Results = append(p.Results, c.concurrency())
+	if o.Cores > 0 && o.CPUPerRequest > 0 {
+		p.Results = append(p.Results, c.cpuWorkers())
+	}
 	if o.PerServerRate > 0 {
 		p.Results = append(p.Results, c.serversNeeded())
 	}
@@ -54,6 +58,9 @@ type calc struct {
 	twWeb       int // TIME_WAIT sockets per web server
 	twDB        int // TIME_WAIT sockets on the MySQL server
 	sockets     int
+	// other is the files mysqld needs besides connections, and how.
+	other        int64
+	otherFormula string
 }
 
 func newCalc(o Options) *calc {
@@ -70,6 +77,10 @@ func newCalc(o Options) *calc {
 		c.liveDerived = true
 	}
 	c.maxConn = c.capacity + o.AdminConnections
+	c.other, c.otherFormula = int64(o.OtherFiles), fmt.Sprintf("%d (given)", o.OtherFiles)
+	if o.OtherFiles == 0 {
+		c.other, c.otherFormula = MySQLOtherFiles(int64(o.TableOpenCache))
+	}
 	if !o.Persistent {
 		switch o.Closer {
 		case CloserWeb:
@@ -87,11 +98,12 @@ func (c *calc) inputs() Inputs {
 	return Inputs{
 		Rate: o.Rate, Headroom: o.Headroom, PlannedRate: round6(c.planned),
 		Servers: o.Servers, Workers: o.Workers, ResponseTime: c.respSec,
-		Persistent: o.Persistent, Closer: o.Closer, OtherFiles: o.OtherFiles,
+		Persistent: o.Persistent, Closer: o.Closer, OtherFiles: int(c.other), TableOpenCache: o.TableOpenCache,
 		PerServerRate: o.PerServerRate, CacheClientsPerWorker: o.CacheClientsPerWorker,
 		TimeWait: c.twSec, PortRange: o.PortRange.String(),
 		LiveSockets: c.live, LiveSocketsDerived: c.liveDerived,
 		AdminConnections: o.AdminConnections, TWBuckets: o.TWBuckets,
+		Cores: o.Cores, CPUPerRequest: o.CPUPerRequest.Seconds(),
 	}
 }
 
@@ -113,7 +125,17 @@ func (c *calc) concurrency() Result {
 	}
 	// Workers per server for at most busyWarn utilisation.
 	want := ceil(c.inFlight / (busyWarn * float64(o.Servers)))
+	cpuBound, cpuN := false, 0
+	if o.Cores > 0 && o.CPUPerRequest > 0 {
+		cpuN, _ = CPUWorkers(o.Cores, o.CPUPerRequest, o.ResponseTime)
+		cpuBound = want > cpuN
+		want = min(want, max(cpuN, o.Workers))
+	}
 	switch {
+	case cpuBound && busy > busyWarn:
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"%s requests are in flight for %d workers, but the cores cannot keep more than %d workers per server busy (cpu-workers): "+
+				"more workers would only queue for the CPU; add servers or cut the CPU per request", Num(c.inFlight), c.capacity, cpuN))
 	case c.inFlight > float64(c.capacity):
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"workers are the bottleneck: %s requests are in flight on average but there are only %d workers, so requests queue "+
@@ -129,7 +151,7 @@ func (c *calc) concurrency() Result {
 		r.Notes = append(r.Notes, "workers are mostly idle: fewer would serve this rate, and more workers is not more throughput "+
 			"(seed 004: 20 PHP-FPM children on 8 cores beat 50); size them from CPU time per request and cores, then load-test")
 	}
-	if busy > busyWarn {
+	if busy > busyWarn && want != o.Workers {
 		r.Setting = &Setting{Kind: KindAppServer, Name: "workers per server (pm.max_children, MaxRequestWorkers)",
 			Value: fmt.Sprint(want), Current: fmt.Sprint(o.Workers), Host: HostWeb, Where: "PHP-FPM pool or Apache MPM configuration"}
 	}
@@ -187,15 +209,20 @@ func (c *calc) maxConnections() Result {
 	return r
 }
 
-func (c *calc) openFiles() int { return c.o.OtherFiles + c.maxConn }
+func (c *calc) openFiles() int {
+	if c.o.OtherFiles > 0 {
+		return c.o.OtherFiles + c.maxConn
+	}
+	n, _ := MySQLOpenFiles(int64(c.o.TableOpenCache), int64(c.maxConn))
+	return int(n)
+}
 
 func (c *calc) openFilesLimit() Result {
-	o := c.o
 	n := c.openFiles()
 	r := Result{
 		ID: IDOpenFilesLimit, Title: "MySQL open_files_limit", Value: float64(n), Unit: "files",
-		Formula:     "files MySQL needs besides connections + max_connections",
-		Calculation: fmt.Sprintf("%d + %d = %d", o.OtherFiles, c.maxConn, n),
+		Formula:     "files MySQL needs besides connections (max(5000 - 151, 10 + 2 × table_open_cache)) + max_connections",
+		Calculation: fmt.Sprintf("%d + %d = %d", c.other, c.maxConn, n),
 		Setting: &Setting{Kind: KindMySQLVariable, Name: "open_files_limit", Value: fmt.Sprint(n),
 			Host: HostMySQL, Where: "my.cnf [mysqld]; read-only at run time, so restart; the process limit (LimitNOFILE) must allow it"},
 		Source: "seed 003 ((5000 - 151) + 25500 = 30349); MySQL manual (open_files_limit)",
@@ -203,11 +230,11 @@ func (c *calc) openFilesLimit() Result {
 	if n > maxFiles {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d is above fs.nr_open's default of %d: raise fs.nr_open first, no process can be allowed more", n, maxFiles))
 	}
-	r.Notes = append(r.Notes,
-		"files besides connections: seed 003's mysqld had open_files_limit 5000 at the default max_connections 151, so 5000 - 151 = 4849 for tables and logs; "+
-			"measure yours the same way, or from Open_files at peak",
-		"mysqld asks by itself for the largest of 10 + max_connections + 2 × table_open_cache, 5 × max_connections and open_files_limit, and takes what "+
-			"its process limit allows; given too few it lowers table_open_cache and max_connections (\"Changed limits\" in the error log). "+
+	r.Notes = append(r.Notes, "files besides connections: "+c.otherFormula,
+		"seed 003's mysqld had open_files_limit 5000 at the default max_connections 151, so 5000 - 151 = 4849 for tables and logs; "+
+			"a larger table cache needs two per table (--table-open-cache) and the audit derives it the same way from the running server",
+		"mysqld also asks the kernel for up to 5 × max_connections, but takes less when its process limit is lower without shrinking anything; "+
+			"given fewer than this it lowers table_open_cache and max_connections (\"Changed limits\" in the error log). "+
 			"Check SHOW GLOBAL VARIABLES after the restart (seed 003 read 30349 and 25500)")
 	return r
 }

@@ -31,7 +31,9 @@
 //	servers-needed     ceil(λ / measured per-server rate)  seed 003 (935 req/s measured), seed 004; only
 //	                                                       when a per-server rate is given
 //	max-connections    S × P + admin connections           seed 003: 100 × 255 = 25500
-//	open-files-limit   other files + max_connections       seed 003: (5000 - 151) + 25500 = 30349
+//	open-files-limit   other files + max_connections       seed 003: (5000 - 151) + 25500 = 30349;
+//	                   other files = max(5000 - 151,       MySQLOpenFiles, which the audit's
+//	                   10 + 2 × table_open_cache)          mysql-open-files-limit uses too
 //	mysqld-limitnofile = open_files_limit                  seed 003; set in a systemd drop-in
 //	                                                       (systemctl edit), not with ulimit
 //	thread-cache-size  min(max_connections, 16384, max(ceil(L), 8 + max_connections / 100 capped at 100))
@@ -53,6 +55,12 @@
 //	                   range = (65536 - ports) .. 65535    10512 65535
 //	time-wait-db       λ × T when MySQL closes first,      RFC 793: the side that closes first enters
 //	                   else 0                              TIME_WAIT
+//	cpu-workers        ceil(cores × W / C), at least cores  seed 004 (50 → 20 PHP-FPM children on 8 cores):
+//	                   (C = CPU time per request)          each busy worker keeps C / W of a core busy;
+//	                                                       decrease when workers > 1.25 × that; the
+//	                                                       cores cap a server at cores / C req/s. Only
+//	                                                       with cores and C; the audit's app-workers
+//	                                                       sizes with the same CPUWorkers
 //	cache-connections  S × P × cache clients per worker    seed 004 (web servers × PHP-FPM processes);
 //	                   + 32                                memcached refuses a client when curr_conns +
 //	                                                       reserved_fds ≥ -c - 1, reserved_fds being 5

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -388,5 +389,106 @@ func TestNum(t *testing.T) {
 	}
 	if ceil(900*60.000000000001) != 54000 || ceil(96.01) != 97 || nextPow2(54000) != 65536 || nextPow2(65536) != 65536 {
 		t.Error("ceil or nextPow2")
+	}
+}
+
+// TestMySQLOpenFiles: the one derivation of open_files_limit that plan
+// and the audit share, against seed 003's worked figures.
+func TestMySQLOpenFiles(t *testing.T) {
+	cases := []struct {
+		name          string
+		toc, conns, n int64
+	}{
+		{"seed 003: the floor, 4849 + 25500", 0, 25500, 30349},
+		{"seed 003 with MySQL 5.6/5.7's table cache of 2000: still the floor", 2000, 25500, 30349},
+		{"MySQL 8.0's 4000 tables: 8010 + 25500", 4000, 25500, 33510},
+		{"the defaults: 4849 + 151 = 5000, MySQL's own floor", 400, 151, 5000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n, formula := MySQLOpenFiles(tc.toc, tc.conns)
+			if n != tc.n || !strings.Contains(formula, fmt.Sprint(tc.n)) {
+				t.Errorf("MySQLOpenFiles(%d, %d) = %d (%s), want %d", tc.toc, tc.conns, n, formula, tc.n)
+			}
+			o := DefaultOptions()
+			o.Rate, o.Servers, o.Workers, o.ResponseTime, o.TableOpenCache = 90000, int(tc.conns), 1, time.Millisecond, int(tc.toc)
+			p, err := Compute(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Result(IDOpenFilesLimit).Value; got != float64(tc.n) {
+				t.Errorf("plan: %v, want %d", got, tc.n)
+			}
+		})
+	}
+}
+
+// TestCPUWorkers: workers sized to the cores from the CPU per request,
+// with seed 004's 50 → 20 on 8 cores; plan says decrease.
+func TestCPUWorkers(t *testing.T) {
+	cases := []struct {
+		name       string
+		cores      int
+		cpu, wall  time.Duration
+		workers    int
+		want       int
+		warn, note string
+	}{
+		{"seed 004: 8 cores, 40 ms of CPU in 100 ms, 50 children: decrease to 20", 8, 40 * time.Millisecond, 100 * time.Millisecond, 50, 20, "decrease workers from 50 to 20", ""},
+		{"within 25%: kept", 8, 40 * time.Millisecond, 100 * time.Millisecond, 24, 20, "", ""},
+		{"I/O-bound: 5 ms of CPU in 200 ms, 16 workers: up to 320 help", 8, 5 * time.Millisecond, 200 * time.Millisecond, 16, 320, "", "up to 320 raise throughput"},
+		{"pure CPU: one per core", 4, 30 * time.Millisecond, 30 * time.Millisecond, 4, 4, "", ""},
+		{"wall measured below CPU counts as CPU", 4, 30 * time.Millisecond, 20 * time.Millisecond, 4, 4, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n, formula := CPUWorkers(tc.cores, tc.cpu, tc.wall)
+			if n != tc.want || !strings.Contains(formula, fmt.Sprint(tc.want)) {
+				t.Errorf("CPUWorkers = %d (%s), want %d", n, formula, tc.want)
+			}
+			o := DefaultOptions()
+			o.Rate, o.Servers, o.Workers, o.ResponseTime, o.Cores, o.CPUPerRequest = 10, 1, tc.workers, tc.wall, tc.cores, tc.cpu
+			if tc.wall < tc.cpu {
+				o.ResponseTime = tc.cpu
+			}
+			p, err := Compute(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := p.Result(IDCPUWorkers)
+			if r == nil || r.Value != float64(tc.want) {
+				t.Fatalf("plan: %+v", r)
+			}
+			all := strings.Join(append(r.Warnings, r.Notes...), "\n")
+			if (tc.warn != "") != (len(r.Warnings) > 0) || !strings.Contains(all, tc.warn) || !strings.Contains(all, tc.note) {
+				t.Errorf("warnings %q notes %q, want %q / %q", r.Warnings, r.Notes, tc.warn, tc.note)
+			}
+		})
+	}
+	// The cores cap the rate: 800 req/s at 40 ms each is 4 times what 8
+	// cores serve; the concurrency result no longer says raise workers.
+	o := DefaultOptions()
+	o.Rate, o.Servers, o.Workers, o.ResponseTime, o.Cores, o.CPUPerRequest = 800, 1, 50, 100*time.Millisecond, 8, 40*time.Millisecond
+	p, err := Compute(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(p.Result(IDCPUWorkers).Warnings, "\n"); !strings.Contains(w, "add servers (5 at 80% CPU)") {
+		t.Errorf("cpu-workers warnings %q", w)
+	}
+	if c := p.Result(IDConcurrency); c.Setting != nil || !strings.Contains(strings.Join(c.Warnings, ""), "only queue for the CPU") {
+		t.Errorf("concurrency still says raise workers: %+v", c)
+	}
+	for _, bad := range []func(*Options){
+		func(o *Options) { o.CPUPerRequest = 0 },
+		func(o *Options) { o.Cores = 0 },
+		func(o *Options) { o.CPUPerRequest = time.Second },
+		func(o *Options) { o.Cores = -1 },
+	} {
+		o2 := o
+		bad(&o2)
+		if _, err := Compute(o2); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%+v accepted", o2)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/nginxconf"
+	"github.com/stacktune/stacktune/phpfpmconf"
 )
 
 // Kind is what a change sets.
@@ -34,6 +35,15 @@ const (
 	Memcached Kind = "memcached-flag"
 	// Redis is a redis.conf setting (maxmemory).
 	Redis Kind = "redis-config"
+	// Mount is a mount option of a file system: Target is its mount
+	// point, Name "options", To the option to add ("noatime"). Written
+	// in /etc/fstab and applied with mount -o remount by a person: apply
+	// says so and does not make it.
+	Mount Kind = "mount-option"
+	// PHPFPM is a setting of a PHP-FPM pool (pm.max_children): Target is
+	// "php-fpm pool NAME" (PHPFPMTarget), Name the setting as the pool
+	// file spells it.
+	PHPFPM Kind = "php-fpm-pool"
 	// Index adds a secondary index: Target is schema.table, Name the
 	// index, To its key parts ("(`one`, `created_at`)"), From "absent".
 	Index Kind = "ddl"
@@ -47,7 +57,23 @@ const (
 // not yet there, a directive not set.
 const Absent = "absent"
 
-var kinds = []Kind{MySQLVariable, MySQLOption, Sysctl, Nginx, Systemd, Memcached, Redis, Index, App}
+var kinds = []Kind{MySQLVariable, MySQLOption, Sysctl, Nginx, Systemd, Memcached, Redis, PHPFPM, Mount, Index, App}
+
+// phpfpmTargetPrefix starts the Target of a PHPFPM change.
+const phpfpmTargetPrefix = "php-fpm pool "
+
+// PHPFPMTarget is the Target of a change to the PHP-FPM pool named pool.
+func PHPFPMTarget(pool string) string { return phpfpmTargetPrefix + pool }
+
+// PHPFPMPool is the pool a PHPFPM change's Target names ("" when it
+// names none).
+func PHPFPMPool(target string) string {
+	p, _ := strings.CutPrefix(target, phpfpmTargetPrefix)
+	if p == target {
+		return ""
+	}
+	return p
+}
 
 // Activation is how a change takes effect.
 type Activation string
@@ -255,6 +281,14 @@ func (c *Change) validate() error {
 	case Redis:
 		if !plainName(c.Name, "-_") {
 			return fmt.Errorf("%q is not a Redis setting", c.Name)
+		}
+	case Mount:
+		if !strings.HasPrefix(c.Target, "/") || !plainName(c.To, "-_=,") || c.Name != "options" {
+			return fmt.Errorf("a mount option needs a mount point, the name options and an option")
+		}
+	case PHPFPM:
+		if err := (phpfpmconf.Edit{Pool: PHPFPMPool(c.Target), Key: c.Name, Value: c.To}).Check(); err != nil {
+			return fmt.Errorf("php-fpm pool %q: %w", c.Target, err)
 		}
 	case Nginx:
 		if c.Target == "" {

@@ -4,7 +4,9 @@
 //
 // A Change is one setting, typed: a MySQL variable or startup option, a
 // sysctl, an nginx directive in its context, a systemd unit's limit, a
-// memcached flag, a Redis setting, an index, or an application change.
+// memcached flag, a Redis setting, a PHP-FPM pool setting (validated by
+// package phpfpmconf, which owns that format), a mount option, an index,
+// or an application change.
 // Each carries the value it was advised from (what the snapshot saw), the
 // value to set, how it takes effect (Activation: at once, on a reload,
 // on a restart, by a person), the finding it comes from and its risk.
@@ -25,6 +27,8 @@
 //	systemd/UNIT.d/stacktune.conf each unit's limits as a systemd drop-in
 //	memcached/options             memcached's command-line options
 //	redis/stacktune.conf          Redis settings
+//	php-fpm/stacktune.conf        PHP-FPM pool settings, each under its pool's [name]
+//	fstab/stacktune               mount options, each after its mount point
 //
 // The files other than changes.json are views of it, rendered for people
 // (and for installing by hand): every setting under a comment naming its

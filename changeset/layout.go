@@ -25,6 +25,8 @@ const (
 	NginxFile     = "nginx/stacktune.conf"
 	MemcachedFile = "memcached/options"
 	RedisFile     = "redis/stacktune.conf"
+	PHPFPMFile    = "php-fpm/stacktune.conf"
+	MountFile     = "fstab/stacktune"
 	IndexFile     = "indexes.sql"
 	systemdDir    = "systemd"
 	dropInName    = "stacktune.conf"
@@ -41,7 +43,7 @@ const maxSetBytes = 16 << 20
 // layoutFile reports whether rel is a file this layout writes.
 func layoutFile(rel string) bool {
 	switch rel {
-	case FileName, MySQLFile, SysctlFile, NginxFile, MemcachedFile, RedisFile, IndexFile:
+	case FileName, MySQLFile, SysctlFile, NginxFile, MemcachedFile, RedisFile, PHPFPMFile, MountFile, IndexFile:
 		return true
 	}
 	parts := strings.Split(rel, "/")
@@ -194,6 +196,11 @@ func (s *Set) header(rel string) []string {
 			"# elsewhere add them to OPTIONS in /etc/sysconfig/memcached. Then restart memcached.")
 	case rel == RedisFile:
 		h = append(h, "# Redis settings for redis.conf (or CONFIG SET now and CONFIG REWRITE to keep them).")
+	case rel == MountFile:
+		h = append(h, "# Mount options to add in /etc/fstab (the fourth field of each mount point's line), then: mount -o remount,OPTION MOUNT-POINT")
+	case rel == PHPFPMFile:
+		h = append(h, "# PHP-FPM pool settings, each under its pool's [name]: put them in that pool's file (/etc/php/8.2/fpm/pool.d/NAME.conf on Debian),",
+			"# replacing the setting of the same name. Then: php-fpm8.2 -t && systemctl reload php8.2-fpm")
 	case rel == IndexFile:
 		h = append(h, "# Online DDL: each ALTER TABLE builds its indexes without blocking writes (ALGORITHM=INPLACE, LOCK=NONE).")
 	case strings.HasPrefix(rel, systemdDir+"/"):
@@ -255,10 +262,22 @@ func Render(s *Set) (map[string][]byte, error) {
 			writeLines(&b, s.header(rel))
 			for _, l := range Lines(cs) {
 				writeLines(&b, l.Comments)
-				b.WriteString(l.Key + " " + l.Value + "\n")
+				b.WriteString(strings.TrimSpace(l.Key+" "+l.Value) + "\n") // a flag without a value: "-C"
 			}
 			out[rel] = []byte(b.String())
 		}
+	}
+	if cs := s.Of(Mount); len(cs) > 0 {
+		var b strings.Builder
+		writeLines(&b, s.header(MountFile))
+		for _, c := range cs {
+			writeLines(&b, Comments(c))
+			b.WriteString(c.Target + " " + c.To + "\n")
+		}
+		out[MountFile] = []byte(b.String())
+	}
+	if cs := s.Of(PHPFPM); len(cs) > 0 {
+		out[PHPFPMFile] = []byte(s.renderPHPFPM(cs))
 	}
 	if cs := s.Of(Index); len(cs) > 0 {
 		out[IndexFile] = []byte(IndexSQL(s.header(IndexFile), cs))
@@ -271,6 +290,33 @@ func writeLines(b *strings.Builder, ls []string) {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
+}
+
+// renderPHPFPM is the PHP-FPM view: each pool's settings under its
+// section header, in the order the pools first appear.
+func (s *Set) renderPHPFPM(cs []Change) string {
+	var b strings.Builder
+	writeLines(&b, s.header(PHPFPMFile))
+	var pools []string
+	for _, c := range cs {
+		if !slices.Contains(pools, c.Target) {
+			pools = append(pools, c.Target)
+		}
+	}
+	for _, pool := range pools {
+		b.WriteString("\n[" + PHPFPMPool(pool) + "]\n")
+		var mine []Change
+		for _, c := range cs {
+			if c.Target == pool {
+				mine = append(mine, c)
+			}
+		}
+		for _, l := range Lines(mine) {
+			writeLines(&b, l.Comments)
+			b.WriteString(l.Key + " = " + l.Value + "\n")
+		}
+	}
+	return b.String()
 }
 
 // NginxHeader starts and ends the line naming the context of the

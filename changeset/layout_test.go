@@ -28,6 +28,9 @@ func sample() *Set {
 			{Kind: Systemd, Target: "mariadb.service", Name: "LimitNOFILE", From: "16384", To: "32768", Activation: Restart, Finding: "linux-mysqld-nofile", Title: "Few files"},
 			{Kind: Memcached, Target: "memcached", Name: "-c", From: "1024", To: "4096", Activation: Restart, Finding: "memcached-connections", Title: "Connections"},
 			{Kind: Redis, Target: "redis", Name: "maxmemory", From: "0", To: "1073741824", Activation: Dynamic, Finding: "redis-maxmemory", Title: "No limit"},
+			{Kind: PHPFPM, Target: PHPFPMTarget("www"), Name: "pm.max_children", From: "50", To: "20", Direction: "decrease", Activation: Reload, Finding: "app-workers", Title: "More workers than the cores serve"},
+			{Kind: PHPFPM, Target: PHPFPMTarget("www"), Name: "pm.max_requests", From: "0", To: "2000", Activation: Reload, Finding: "app-worker-recycling", Title: "Workers never recycled"},
+			{Kind: Mount, Target: "/var/lib/mysql", Name: "options", From: "rw,relatime", To: "noatime", Activation: Manual, Finding: "linux-noatime", Title: "atime updates"},
 			{Kind: Index, Target: "app.relations", Name: "ix_one_created_at", From: Absent, To: "(`one`, `created_at`)", Activation: Dynamic, Finding: "index", Title: "relations (one, created_at)"},
 			{Kind: App, Target: "app", Name: "N+1", From: "one query per row", To: "one IN (...) query", Activation: Manual, Finding: "n-plus-one", Title: "N+1"},
 		}}
@@ -57,7 +60,7 @@ func TestWriteRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 8 {
+	if len(paths) != 10 {
 		t.Errorf("wrote %d files: %v", len(paths), paths)
 	}
 	s, notes, err := Read(dir)
@@ -162,6 +165,10 @@ func TestDecodeRefuses(t *testing.T) {
 		{"sysctl path", `{"format": 1, "changes": [{"kind": "sysctl", "name": "../../etc/passwd", "to": "1"}]}`, "not a sysctl name"},
 		{"two values", `{"format": 1, "changes": [{"kind": "mysql-variable", "target": "mysqld", "name": "max_connections", "to": "10"}, {"kind": "mysql-variable", "target": "mysqld", "name": "max-connections", "to": "20"}]}`, "set twice"},
 		{"line break", `{"format": 1, "changes": [{"kind": "mysql-variable", "target": "mysqld", "name": "init_connect", "to": "a\n[client]"}]}`, "line break"},
+		{"php-fpm: no pool", `{"format": 1, "changes": [{"kind": "php-fpm-pool", "target": "php-fpm pool ", "name": "pm.max_children", "to": "20"}]}`, "not a pool name"},
+		{"php-fpm: the global section", `{"format": 1, "changes": [{"kind": "php-fpm-pool", "target": "php-fpm pool global", "name": "pm.max_children", "to": "20"}]}`, "not a pool name"},
+		{"php-fpm: a comment in the value", `{"format": 1, "changes": [{"kind": "php-fpm-pool", "target": "php-fpm pool www", "name": "pm", "to": "static ; x"}]}`, "cannot be written"},
+		{"php-fpm: a section in the name", `{"format": 1, "changes": [{"kind": "php-fpm-pool", "target": "php-fpm pool www", "name": "[x]", "to": "1"}]}`, "not a setting name"},
 		{"too large", `{"format": 1, "changes": [` + strings.Repeat(" ", maxSetBytes) + `]}`, "larger than"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,41 +35,54 @@
 //     (Run). Run's Partial flag asks the snapshot for the collector's layer
 //     (Snapshot.Has) by its registered name.
 //
+// # Measuring over the interval
+//
+// Rates come from two readings, never from totals since start. The MySQL
+// collector reads SHOW GLOBAL STATUS twice, --interval apart. A collector
+// whose counters must cover the same window implements Starter: Run calls
+// every Start before the first Collect, and the collector's Collect takes
+// the second reading (waiting for what is left of the interval when no
+// collector before it waited). The Linux collector reads the host's CPU
+// (/proc/stat), each process's CPU (/proc/PID/stat) and the TCP counters
+// (/proc/net/snmp, netstat) that way, so the snapshot can say which
+// service used how many cores during the MySQL collector's interval.
+//
 // # A new collector is one file
 //
-// To add a collector for, say, php-fpm, write collect/phpfpm.go (and its
-// test, collect/phpfpm_test.go) holding:
+// To add a collector for, say, HAProxy, write collect/haproxy.go (and its
+// test, collect/haproxy_test.go) holding:
 //
-//  1. Its layer type, e.g. PHPFPM, with JSON tags.
-//  2. The collector: a type with Name() returning "php_fpm" and
+//  1. Its layer type, e.g. HAProxy, with JSON tags.
+//  2. The collector: a type with Name() returning "haproxy" and
 //     Collect(ctx, s), which only reads, stores its layer with
-//     s.SetLayer("php_fpm", layer) (even a partial one), and returns an
-//     error for what it could not read; and a constructor NewPHPFPM.
+//     s.SetLayer("haproxy", layer) (even a partial one), and returns an
+//     error for what it could not read; and a constructor NewHAProxy.
 //  3. Its registration, from an init function in the same file.
 //
 // The registration of step 3:
 //
 //	func init() {
 //		register(Registration{
-//			Name: "php_fpm", Layer: "php_fpm", Order: 60,
-//			Flags: []Flag{{Name: "php-fpm-status", Kind: FlagString,
-//				Usage: "php-fpm status page to read: http://host/status"}},
-//			AskedBy: "php-fpm-status",
+//			Name: "haproxy", Layer: "haproxy", Order: 70,
+//			Flags: []Flag{{Name: "haproxy-stats", Kind: FlagString,
+//				Usage: "HAProxy stats socket to read"}},
+//			AskedBy: "haproxy-stats",
 //			New: func(cfg Config) (Collector, error) {
-//				return NewPHPFPM(cfg.Value("php-fpm-status")), nil
+//				return NewHAProxy(cfg.Value("haproxy-stats")), nil
 //			},
 //		})
 //	}
 //
-// That is all: --php-fpm-status appears in `stacktune collect` and
+// That is all: --haproxy-stats appears in `stacktune collect` and
 // `stacktune audit` (and in their "nothing to collect" message), the demo
 // can set it in its Config, its failures are recorded, and its layer is the
-// top-level "php_fpm" key of the snapshot JSON, kept through Load even by a
+// top-level "haproxy" key of the snapshot JSON, kept through Load even by a
 // stacktune that does not know it. TestRegistry checks the new entry with the
 // others (names, layers and flag names unique, AskedBy and DisabledBy
 // naming flags of the right kind, defaults of their kind) and that the
 // existing flags keep their names and defaults. Rules in advise read the layer with
-// LayerOf[PHPFPM](s, "php_fpm"); a layer that many rules read may instead
+// LayerOf[HAProxy](s, "haproxy") (as they read the PHP-FPM layer,
+// collect/phpfpm.go, with LayerOf[PHPFPM](s, "php_fpm")); a layer that many rules read may instead
 // get a typed field in Snapshot with the same json name (as MySQL, Linux,
 // nginx, memcached and Redis have), which changes nothing on disk, and its
 // collector then sets that field instead of calling SetLayer.

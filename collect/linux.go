@@ -15,9 +15,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Linux is the host layer: what the kernel says about CPUs, memory, the
@@ -49,6 +51,27 @@ type Linux struct {
 	// TCP counts the sockets of /proc/net/tcp and /proc/net/tcp6 (the
 	// collector's network namespace).
 	TCP TCP `json:"tcp"`
+	// IntervalSeconds is the time between the collector's two readings of
+	// its counters (Start and Collect: the MySQL collector's interval and
+	// a little more when both run), 0 when it read them once.
+	IntervalSeconds float64 `json:"interval_seconds,omitempty"`
+	// CPU is the host's CPU use over the interval, nil without two
+	// readings.
+	CPU *HostCPU `json:"cpu,omitempty"`
+	// Services sums Processes by the pattern they matched, with their
+	// CPU over the interval.
+	Services []Service `json:"services,omitempty"`
+	// NetDeltas are TCP counters' growth over the interval ("Tcp.ActiveOpens",
+	// "TcpExt.ListenOverflows": see netCounters); nil without two readings.
+	NetDeltas map[string]float64 `json:"net_deltas,omitempty"`
+	// NUMANodes is the number of NUMA nodes (/sys/devices/system/node),
+	// 0 when the kernel tells none.
+	NUMANodes int `json:"numa_nodes,omitempty"`
+	// Mounts are the mounted file systems (/proc/self/mountinfo).
+	Mounts []Mount `json:"mounts,omitempty"`
+	// AppProcesses are the patterns given as the application's processes
+	// (LinuxOptions.AppProcesses), beside the app servers known by name.
+	AppProcesses []string `json:"app_processes,omitempty"`
 	// Missing names what could not be read (also reported as the
 	// collector's error); the matching fields are zero.
 	Missing []string `json:"missing,omitempty"`
@@ -78,15 +101,37 @@ type Process struct {
 	Name string `json:"name"`
 	Exe  string `json:"exe,omitempty"`
 	// Pattern is the LinuxOptions.Processes entry it matched.
-	Pattern  string `json:"pattern"`
+	Pattern string `json:"pattern"`
+	// Argv0 is the first word of its command line's first argument,
+	// without directory or trailing colon: the name an app server gives
+	// itself ("unicorn" for "unicorn worker[0] -c ...", "puma" for "puma:
+	// cluster worker 0"); empty when it is the comm. The rest of the
+	// command line is never read into the snapshot (it may hold secrets).
+	Argv0    string `json:"argv0,omitempty"`
 	Threads  int    `json:"threads"`
 	RSSBytes int64  `json:"rss_bytes"`
+	// Allocator is the malloc library a database process mapped
+	// (jemalloc, tcmalloc), "" for the C library's (read for mysqld and
+	// mariadbd only).
+	Allocator string `json:"allocator,omitempty"`
 	// Limits is /proc/PID/limits keyed by rlimit name ("nofile" is Max
 	// open files, "nproc" Max processes; see limitKeys); -1 is unlimited.
 	// Nil when unreadable.
 	Limits map[string]Limit `json:"limits"`
 	// OpenFDs is the number of entries of /proc/PID/fd, -1 when unreadable.
 	OpenFDs int `json:"open_fds"`
+	// CPUSeconds is its CPU time (user + system) over the interval and
+	// CPUCores that over the interval (1.0 = one core busy); nil without
+	// two readings. StartedInInterval: it started during the interval,
+	// so they count since it started.
+	CPUSeconds        *float64 `json:"cpu_seconds,omitempty"`
+	CPUCores          *float64 `json:"cpu_cores,omitempty"`
+	StartedInInterval bool     `json:"started_in_interval,omitempty"`
+	// RunQueueSeconds is the time its threads waited for a CPU over the
+	// interval (/proc/PID/task/TID/schedstat): high when the cores are
+	// oversubscribed. Nil when unreadable or it started during the
+	// interval.
+	RunQueueSeconds *float64 `json:"run_queue_seconds,omitempty"`
 	// Errors says what could not be read for this process (permission,
 	// or the process exited while being read).
 	Errors []string `json:"errors,omitempty"`
@@ -144,14 +189,34 @@ type LinuxOptions struct {
 	// ProcRoot is where procfs is mounted; default /proc. Sysctls are read
 	// from ProcRoot/sys, sockets from ProcRoot/net/tcp{,6}.
 	ProcRoot string
+	// SysRoot is where sysfs is mounted; default /sys (NUMA nodes).
+	SysRoot string
 	// Processes are path.Match patterns matched against each process's
-	// comm and executable name; default DefaultProcesses.
+	// comm, executable name and argv0; default DefaultProcesses.
 	Processes []string
+	// AppProcesses are more patterns naming the application's own
+	// processes (a Go binary, node): looked for too, and recorded in
+	// Linux.AppProcesses so the audit counts them as app workers.
+	AppProcesses []string
+	// Interval is the least time between the two readings of the
+	// counters (Start, then Collect); Collect waits for what is left of
+	// it. 0: Collect does not wait.
+	Interval time.Duration
+
+	// now, when set (by tests), is the clock of the readings; Collect
+	// then never waits.
+	now func() time.Time
 }
 
 // DefaultProcesses are the processes of a web stack looked for by default
-// (php-fpm's comm carries its version: php-fpm8.2).
-var DefaultProcesses = []string{"mysqld", "mariadbd", "nginx", "php-fpm*", "memcached", "redis-server"}
+// (php-fpm's comm carries its version: php-fpm8.2), with the app servers
+// that name themselves (unicorn, puma, gunicorn, uWSGI).
+var DefaultProcesses = []string{"mysqld", "mariadbd", "nginx", "php-fpm*", "memcached", "redis-server",
+	"unicorn", "puma", "gunicorn", "uwsgi"}
+
+// AppServers are the patterns of DefaultProcesses that are application
+// servers: their processes are the app's workers.
+var AppServers = []string{"php-fpm*", "unicorn", "puma", "gunicorn", "uwsgi"}
 
 // LinuxSysctls are the sysctls read, from knowledge.md §4 and §5.
 // net.ipv4.tcp_tw_recycle is read to record its absence (removed in 4.12):
@@ -171,6 +236,7 @@ var LinuxSysctls = []string{
 	"fs.nr_open",
 	"vm.swappiness",
 	"vm.overcommit_memory",
+	"net.ipv4.tcp_fastopen",
 	"net.core.rmem_max",
 	"net.core.wmem_max",
 	"net.ipv4.tcp_rmem",
@@ -182,18 +248,31 @@ var LinuxSysctls = []string{
 // maxPortKeys bounds each PortCounts map.
 const maxPortKeys = 200
 
-type linuxCollector struct{ opt LinuxOptions }
+type linuxCollector struct {
+	opt   LinuxOptions
+	first *linuxReading // Start's reading
+}
 
 // NewLinux returns the "linux" collector.
 func NewLinux(opt LinuxOptions) Collector {
 	if opt.ProcRoot == "" {
 		opt.ProcRoot = "/proc"
 	}
+	if opt.SysRoot == "" {
+		opt.SysRoot = "/sys"
+	}
 	if len(opt.Processes) == 0 {
 		opt.Processes = DefaultProcesses
 	}
+	for _, p := range opt.AppProcesses {
+		if !slices.Contains(opt.Processes, p) {
+			opt.Processes = append(slices.Clone(opt.Processes), p)
+		}
+	}
 	return &linuxCollector{opt: opt}
 }
+
+var _ Starter = (*linuxCollector)(nil)
 
 func (c *linuxCollector) Name() string { return "linux" }
 
@@ -206,10 +285,22 @@ func init() {
 		Flags: []Flag{
 			{Name: "proc-root", Kind: FlagString, Default: "/proc", Usage: "where /proc is (for reading another host's copy)"},
 			{Name: "no-linux", Kind: FlagBool, Default: "false", Usage: "do not read this host's Linux settings"},
+			{Name: "app-process", Kind: FlagString, Usage: "the application's processes, when no known app server runs them: comma-separated names or patterns (myapp,node)"},
 		},
 		DisabledBy: "no-linux",
 		New: func(cfg Config) (Collector, error) {
-			return NewLinux(LinuxOptions{ProcRoot: cfg.Value("proc-root")}), nil
+			var apps []string
+			for _, p := range strings.Split(cfg.Value("app-process"), ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					if _, err := path.Match(p, ""); err != nil {
+						return nil, fmt.Errorf("--app-process %q: %w", p, err)
+					}
+					apps = append(apps, p)
+				}
+			}
+			// The counters are read twice, the MySQL collector's interval
+			// apart (its flag), over the same window.
+			return NewLinux(LinuxOptions{ProcRoot: cfg.Value("proc-root"), AppProcesses: apps, Interval: cfg.Duration("interval")}), nil
 		},
 	})
 }
@@ -224,8 +315,15 @@ func (c *linuxCollector) Collect(ctx context.Context, s *Snapshot) error {
 	} else if !fi.IsDir() {
 		return fmt.Errorf("linux: %s is not a directory", root)
 	}
-	l := &Linux{Sysctls: map[string]string{}, SysctlsAbsent: []string{}, Processes: []Process{}}
+	l := &Linux{Sysctls: map[string]string{}, SysctlsAbsent: []string{}, Processes: []Process{}, AppProcesses: c.opt.AppProcesses}
 	s.Linux = l
+	if err := c.waitInterval(ctx); err != nil {
+		return err
+	}
+	var second *linuxReading
+	if c.first != nil {
+		second, _ = c.read()
+	}
 	var errs []error
 	miss := func(what string, err error) {
 		l.Missing = append(l.Missing, what)
@@ -287,6 +385,16 @@ func (c *linuxCollector) Collect(ctx context.Context, s *Snapshot) error {
 		miss("processes", err)
 	}
 	l.Processes = procs
+	for i := range l.Processes {
+		if p := &l.Processes[i]; p.Pattern == "mysqld" || p.Pattern == "mariadbd" {
+			p.Allocator = processAllocator(filepath.Join(root, strconv.Itoa(p.PID)))
+		}
+	}
+	l.NUMANodes = countNUMANodes(c.opt.SysRoot)
+	if ms, err := readMounts(root); err == nil {
+		l.Mounts = ms
+	}
+	c.sample(l, second)
 
 	lo, hi := 32768, 60999 // the kernel's default ip_local_port_range
 	if r, ok := l.SysctlInts("net.ipv4.ip_local_port_range"); ok && len(r) == 2 {
@@ -405,11 +513,15 @@ func findProcesses(root string, patterns []string) ([]Process, error) {
 		comm := strings.TrimRight(string(b), "\n")
 		exe, _ := os.Readlink(filepath.Join(dir, "exe"))
 		exe = strings.TrimSuffix(exe, " (deleted)")
-		pat, ok := matchProcess(patterns, comm, path.Base(exe))
+		argv0 := readArgv0(dir)
+		pat, ok := matchProcess(patterns, comm, path.Base(exe), argv0)
 		if !ok {
 			continue
 		}
 		p := Process{PID: pid, Name: comm, Exe: exe, Pattern: pat, OpenFDs: -1}
+		if argv0 != comm {
+			p.Argv0 = argv0
+		}
 		note := func(what string, err error) {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
@@ -441,12 +553,35 @@ func findProcesses(root string, patterns []string) ([]Process, error) {
 	return out, nil
 }
 
-// matchProcess returns the first pattern matching comm or exe. A comm is
-// cut at 15 characters by the kernel, so a longer literal pattern matches
-// a 15-character comm that is its prefix.
-func matchProcess(patterns []string, comm, exe string) (string, bool) {
+// readArgv0 returns the name a process gives itself: the first word of
+// its first argument, without directory or trailing ':' ("unicorn" for
+// "unicorn worker[0] -c /app/unicorn.rb", "puma" for "puma: cluster
+// worker 0: 1234 [app]"). Only the first 4 KiB are read.
+func readArgv0(dir string) string {
+	f, err := os.Open(filepath.Join(dir, "cmdline"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := io.ReadFull(f, b)
+	b = b[:n]
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	fs := strings.Fields(string(b))
+	if len(fs) == 0 {
+		return ""
+	}
+	return strings.TrimRight(path.Base(fs[0]), ":")
+}
+
+// matchProcess returns the first pattern matching comm, exe or argv0. A
+// comm is cut at 15 characters by the kernel, so a longer literal pattern
+// matches a 15-character comm that is its prefix.
+func matchProcess(patterns []string, comm, exe, argv0 string) (string, bool) {
 	for _, p := range patterns {
-		for _, name := range []string{comm, exe} {
+		for _, name := range []string{comm, exe, argv0} {
 			if name == "" || name == "." || name == "/" {
 				continue
 			}

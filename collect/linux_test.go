@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -346,26 +350,30 @@ func hex4(n int) string {
 
 func TestMatchProcess(t *testing.T) {
 	cases := []struct {
-		name, comm, exe string
-		want            string
-		ok              bool
+		name, comm, exe, argv0 string
+		want                   string
+		ok                     bool
 	}{
-		{"exact comm", "nginx", "nginx", "nginx", true},
-		{"glob comm", "php-fpm8.2", "php-fpm8.2", "php-fpm*", true},
-		{"exe only", "rs:main Q:Reg", "mysqld", "mysqld", true},
-		{"no glob without star", "php-fpm8.2", "", "", false},
-		{"truncated comm", "a-very-long-dae", "", "a-very-long-daemon-name", true},
-		{"other", "bash", "bash", "", false},
-		{"empty exe is not a match for *", "kworker/0:1", "", "", false},
+		{"exact comm", "nginx", "nginx", "", "nginx", true},
+		{"glob comm", "php-fpm8.2", "php-fpm8.2", "", "php-fpm*", true},
+		{"exe only", "rs:main Q:Reg", "mysqld", "", "mysqld", true},
+		{"no glob without star", "php-fpm8.2", "", "", "", false},
+		{"truncated comm", "a-very-long-dae", "", "", "a-very-long-daemon-name", true},
+		{"other", "bash", "bash", "", "", false},
+		{"empty exe is not a match for *", "kworker/0:1", "", "", "", false},
+		// Ruby app servers run as ruby and name themselves in argv[0].
+		{"unicorn worker by its title", "ruby", "ruby3.1", "unicorn", "unicorn", true},
+		{"puma by its title", "ruby", "ruby3.1", "puma", "puma", true},
+		{"a plain ruby script", "ruby", "ruby3.1", "ruby", "", false},
 	}
-	patterns := []string{"mysqld", "nginx", "php-fpm*", "a-very-long-daemon-name"}
+	patterns := []string{"mysqld", "nginx", "php-fpm*", "a-very-long-daemon-name", "unicorn", "puma"}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := patterns
 			if tc.name == "no glob without star" {
 				p = []string{"php-fpm"}
 			}
-			got, ok := matchProcess(p, tc.comm, tc.exe)
+			got, ok := matchProcess(p, tc.comm, tc.exe, tc.argv0)
 			if got != tc.want || ok != tc.ok {
 				t.Errorf("matchProcess(%q, %q) = %q %v, want %q %v", tc.comm, tc.exe, got, ok, tc.want, tc.ok)
 			}
@@ -493,4 +501,174 @@ func FuzzParseLimits(f *testing.F) {
 			}
 		}
 	})
+}
+
+// procTree writes a small /proc under dir: /proc/stat with the cpu line,
+// net/snmp, and per process comm, status (PPid, Threads) and stat (utime,
+// stime, starttime).
+type fakeProc struct {
+	pid, ppid    int
+	comm, argv0  string
+	utime, stime uint64
+	start        uint64
+	waitNS       uint64 // run-queue wait (schedstat)
+}
+
+func writeProcTree(t *testing.T, dir string, cpu string, activeOpens int, procs []fakeProc) {
+	t.Helper()
+	w := func(rel, data string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w("sys/kernel/osrelease", "6.1.0-18-amd64\n")
+	w("loadavg", "0.5 0.5 0.5 1/100 1000\n")
+	w("meminfo", "MemTotal: 1000 kB\nMemAvailable: 500 kB\n")
+	w("sys/fs/file-nr", "100\t0\t1000\n")
+	w("net/tcp", "  sl  local_address rem_address   st\n")
+	w("stat", cpu+"\ncpu0 1 0 1 1 0 0 0 0 0 0\ncpu1 1 0 1 1 0 0 0 0 0 0\nbtime 1700000000\n")
+	w("net/snmp", "Tcp: RtoAlgorithm ActiveOpens PassiveOpens\nTcp: 1 "+strconv.Itoa(activeOpens)+" 7\n")
+	w("net/netstat", "TcpExt: ListenOverflows TW\nTcpExt: 3 "+strconv.Itoa(activeOpens*2)+"\n")
+	for _, p := range procs {
+		d := strconv.Itoa(p.pid)
+		w(d+"/comm", p.comm+"\n")
+		w(d+"/status", fmt.Sprintf("Name:\t%s\nPPid:\t%d\nThreads:\t1\nVmRSS:\t1000 kB\n", p.comm, p.ppid))
+		w(d+"/cmdline", p.argv0+"\x00-c\x00secret\x00")
+		w(d+"/schedstat", fmt.Sprintf("%d %d 5\n", p.utime*1e7, p.waitNS))
+		// pid (comm) state ppid pgrp session tty tpgid flags minflt
+		// cminflt majflt cmajflt utime stime cutime cstime priority nice
+		// threads itreal starttime
+		w(d+"/stat", fmt.Sprintf("%d (%s) S %d %d 0 0 -1 0 0 0 0 0 %d %d 0 0 20 0 1 0 %d 0 0\n", p.pid, p.comm, p.ppid, p.pid, p.utime, p.stime, p.start))
+	}
+}
+
+// TestLinuxInterval reads a fake /proc twice, ten seconds apart by a fake
+// clock: the host's busy share, each process's CPU (one restarted with
+// the same PID during the interval counts since it started), the
+// services with their workers, and the TCP counters' deltas.
+func TestLinuxInterval(t *testing.T) {
+	root := t.TempDir()
+	// 2 cores; the first reading.
+	writeProcTree(t, root, "cpu  1000 0 1000 8000 0 0 0 0 0 0", 100, []fakeProc{
+		{pid: 10, ppid: 1, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 50, stime: 50, start: 100},
+		{pid: 11, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 1000, stime: 0, start: 200, waitNS: 1e9},
+		{pid: 12, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 500, stime: 0, start: 200},
+		{pid: 20, ppid: 1, comm: "ruby", argv0: "/usr/bin/unicorn", utime: 10, stime: 0, start: 300},
+	})
+	t0 := time.Unix(1700001000, 0)
+	clock := t0
+	c := NewLinux(LinuxOptions{ProcRoot: root, Processes: []string{"php-fpm*", "unicorn"}, now: func() time.Time { return clock }}).(*linuxCollector)
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Ten seconds later: the host was busy 1000 + 500 of 2000 ticks per
+	// core-second... 20 s of CPU time in all, 15 s busy, 5 s idle.
+	writeProcTree(t, root, "cpu  2000 0 1500 8500 0 0 0 0 0 0", 160, []fakeProc{
+		{pid: 10, ppid: 1, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 60, stime: 50, start: 100},                    // 0.1 s
+		{pid: 11, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 1700, stime: 100, start: 200, waitNS: 4.5e9}, // 8 s, 3.5 s waiting
+		// 12 was replaced by a new process with the same PID 5 s before
+		// the second reading (btime 1700000000 + 99500 ticks = t0 + 5 s):
+		// 2 s of CPU since.
+		{pid: 12, ppid: 10, comm: "php-fpm8.2", argv0: "php-fpm:", utime: 200, stime: 0, start: 100500},
+		{pid: 20, ppid: 1, comm: "ruby", argv0: "/usr/bin/unicorn", utime: 10, stime: 0, start: 300},
+	})
+	clock = t0.Add(10 * time.Second)
+	s := &Snapshot{}
+	if err := c.Collect(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	l := s.Linux
+	if l.IntervalSeconds != 10 {
+		t.Errorf("interval %v", l.IntervalSeconds)
+	}
+	if l.CPU == nil || !near(l.CPU.Busy, 0.75) || !near(l.CPU.BusyCores, 1.5) {
+		t.Errorf("host CPU %+v, want busy 0.75 (1.5 cores)", l.CPU)
+	}
+	cores := map[int]float64{}
+	for _, p := range l.Processes {
+		if p.CPUCores == nil {
+			t.Fatalf("process %d without CPU", p.PID)
+		}
+		cores[p.PID] = *p.CPUCores
+		if (p.PID == 12) != p.StartedInInterval {
+			t.Errorf("process %d started in interval = %v", p.PID, p.StartedInInterval)
+		}
+	}
+	for pid, want := range map[int]float64{10: 0.01, 11: 0.8, 12: 0.4, 20: 0} {
+		if !near(cores[pid], want) {
+			t.Errorf("process %d: %v cores, want %v", pid, cores[pid], want)
+		}
+	}
+	if i := slices.IndexFunc(l.Processes, func(p Process) bool { return p.PID == 20 }); i < 0 || l.Processes[i].Argv0 != "unicorn" || l.Processes[i].Pattern != "unicorn" {
+		t.Errorf("unicorn not found by its argv0: %+v", l.Processes)
+	}
+	if b, _ := json.Marshal(l); strings.Contains(string(b), "secret") {
+		t.Errorf("the command line's arguments reached the snapshot: %s", b)
+	}
+	want := []Service{{Name: "php-fpm*", Processes: 3, Workers: 2, Threads: 3, RSSBytes: 3 * 1000 * 1024}, {Name: "unicorn", Processes: 1, Threads: 1, RSSBytes: 1000 * 1024}}
+	if len(l.Services) != 2 {
+		t.Fatalf("services %+v", l.Services)
+	}
+	for i, w := range want {
+		g := l.Services[i]
+		if g.Name != w.Name || g.Processes != w.Processes || g.Workers != w.Workers || g.Threads != w.Threads || g.RSSBytes != w.RSSBytes || g.CPUSeconds == nil {
+			t.Errorf("service %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if s := l.Services[0]; !near(*s.CPUSeconds, 10.1) || !near(*s.CPUCores, 1.01) || !near(*s.BusiestCores, 0.8) || s.RunQueueSeconds == nil || !near(*s.RunQueueSeconds, 3.5) {
+		t.Errorf("php-fpm: %v s, %v cores, busiest %v, waited %v", *s.CPUSeconds, *s.CPUCores, *s.BusiestCores, s.RunQueueSeconds)
+	}
+	if l.NetDeltas["Tcp.ActiveOpens"] != 60 || l.NetDeltas["TcpExt.TW"] != 120 || l.NetDeltas["TcpExt.ListenOverflows"] != 0 {
+		t.Errorf("net deltas %v", l.NetDeltas)
+	}
+
+	// Without Start there is no interval: no CPU, no deltas.
+	s = &Snapshot{}
+	if err := NewLinux(LinuxOptions{ProcRoot: root, Processes: []string{"php-fpm*"}}).Collect(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Linux.CPU != nil || s.Linux.IntervalSeconds != 0 || s.Linux.NetDeltas != nil || s.Linux.Services[0].CPUCores != nil {
+		t.Errorf("one reading gave interval figures: %+v", s.Linux)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+
+// TestLinuxCPUReal measures a child process that spins and one that
+// sleeps on this machine's /proc, over a short interval: the spinner used
+// CPU and the sleeper none (nothing about how much: the machine is
+// shared).
+func TestLinuxCPUReal(t *testing.T) {
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	sleep := exec.Command("sleep", "30")
+	for _, c := range []*exec.Cmd{spin, sleep} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	}
+	s := Run(context.Background(), []Collector{NewLinux(LinuxOptions{Processes: []string{"sh", "sleep"}, Interval: 300 * time.Millisecond})})
+	l := s.Linux
+	if l == nil || l.IntervalSeconds < 0.3 || l.CPU == nil {
+		t.Fatalf("no interval: %+v", l)
+	}
+	got := map[int]*float64{}
+	for _, p := range l.Processes {
+		got[p.PID] = p.CPUCores
+	}
+	if c := got[spin.Process.Pid]; c == nil || *c <= 0 || *c > 1.05 {
+		t.Errorf("spinning shell: %v cores", c)
+	}
+	for _, p := range l.Processes {
+		if p.PID == spin.Process.Pid && p.RunQueueSeconds == nil {
+			t.Errorf("no run-queue time read from schedstat: %+v", p)
+		}
+	}
+	if c := got[sleep.Process.Pid]; c == nil || *c != 0 {
+		t.Errorf("sleeping process: %v cores", c)
+	}
 }

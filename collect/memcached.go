@@ -58,7 +58,139 @@ type Memcached struct {
 	CASEnabled bool `json:"cas_enabled"`
 	// EvictionsEnabled is false with -M (errors instead of evictions).
 	EvictionsEnabled bool `json:"evictions_enabled"`
+
+	// TTL summarises the items' expiry times (lru_crawler metadump);
+	// nil when the server could not be asked.
+	TTL *MemcachedTTL `json:"ttl,omitempty"`
+
+	// Interval holds the counters' growth between the collector's two
+	// readings of `stats` (the run's interval); nil when it read once.
+	Interval *CounterInterval `json:"interval,omitempty"`
 }
+
+// MemcachedTTL summarises the expiry times of the items, from `lru_crawler
+// metadump all` (memcached 1.4.31 and later), read up to
+// memcachedMaxDumpItems items. Keys are never kept: only counts. The
+// crawler walks the LRUs while items move between them, so it can miss a
+// few: the counts are a sample of Memcached.CurrItems, rules use shares.
+type MemcachedTTL struct {
+	// Items is how many items were read; NoExpiry how many never expire
+	// (exp=-1: set with TTL 0); OverHour how many expire more than an
+	// hour after the reading.
+	Items    int64 `json:"items"`
+	NoExpiry int64 `json:"no_expiry"`
+	OverHour int64 `json:"over_hour"`
+	// Truncated: the dump was cut at memcachedMaxDumpItems items (the
+	// counts are of the first ones).
+	Truncated bool `json:"truncated,omitempty"`
+	// Error says why the dump could not be read (an old memcached, the
+	// LRU crawler disabled or busy); the counts are then of what was read.
+	Error string `json:"error,omitempty"`
+}
+
+// memcachedMaxDumpItems bounds the metadump read (the crawler walks every
+// item; the connection is closed past this many).
+const memcachedMaxDumpItems = 100000
+
+// readMetadump reads `lru_crawler metadump all` replies: one "key=K
+// exp=E la=L cas=C fetch=F cls=N size=S" line per item, then END. now
+// is the server's clock (stats time). It stops after max items.
+func readMetadump(r *bufio.Reader, now int64, max int64) *MemcachedTTL {
+	t := &MemcachedTTL{}
+	for {
+		line, err := kvReadLine(r, memcachedMaxLine)
+		if err != nil {
+			t.Error = err.Error()
+			return t
+		}
+		switch {
+		case line == "END":
+			return t
+		case line == "ERROR" || strings.HasPrefix(line, "CLIENT_ERROR") || strings.HasPrefix(line, "SERVER_ERROR") || strings.HasPrefix(line, "BUSY"):
+			t.Error = fmt.Sprintf("server replied %q", kvTruncate(line, 80))
+			return t
+		}
+		if t.Items >= max {
+			t.Truncated = true
+			return t
+		}
+		exp, ok := metadumpField(line, "exp=")
+		if !ok {
+			t.Error = fmt.Sprintf("unexpected reply line %q", kvTruncate(line, 80))
+			return t
+		}
+		t.Items++
+		switch {
+		case exp == -1:
+			t.NoExpiry++
+		case now > 0 && exp-now > 3600:
+			t.OverHour++
+		}
+	}
+}
+
+// metadumpField reads the number after name in a metadump line.
+func metadumpField(line, name string) (int64, bool) {
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, name); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// CounterInterval is a server's counters over the collection interval:
+// the second reading less the first, for every numeric field present in
+// both that did not go down (a restart in between resets them: then the
+// whole interval is dropped and Restarted says so).
+type CounterInterval struct {
+	Seconds float64            `json:"seconds"`
+	Deltas  map[string]float64 `json:"deltas"`
+	// Restarted is true when the server restarted between the readings
+	// (its uptime went down): Deltas is empty.
+	Restarted bool `json:"restarted,omitempty"`
+}
+
+// Rate is a counter's growth per second over the interval.
+func (iv *CounterInterval) Rate(name string) (float64, bool) {
+	if iv == nil || iv.Seconds <= 0 {
+		return 0, false
+	}
+	d, ok := iv.Deltas[name]
+	return d / iv.Seconds, ok
+}
+
+// counterInterval compares two readings of counters; uptime names the
+// field that tells a restart, gauges the fields that are current values.
+func counterInterval(a, b map[string]string, secs float64, uptime string, gauges map[string]bool) *CounterInterval {
+	iv := &CounterInterval{Seconds: secs, Deltas: map[string]float64{}}
+	if kvInt(b[uptime]) < kvInt(a[uptime]) {
+		iv.Restarted = true
+		return iv
+	}
+	for k, v2 := range b {
+		v1, ok := a[k]
+		if !ok || gauges[k] {
+			continue
+		}
+		if d, ok := counterDelta(strings.TrimSpace(v1), strings.TrimSpace(v2)); ok {
+			iv.Deltas[k] = d
+		}
+	}
+	return iv
+}
+
+// memcachedGauges are the fields of memcached's stats that are not
+// counters.
+var memcachedGauges = setOf(`pid uptime time version libevent pointer_size rusage_user rusage_system
+	max_connections curr_connections connection_structures response_obj_oom response_obj_count response_obj_bytes
+	read_buf_oom reserved_fds threads conn_yields hash_power_level hash_bytes hash_is_expanding
+	slab_reassign_rescues slab_reassign_chunk_rescues slab_reassign_evictions_nomem slab_reassign_inline_reclaim
+	slab_reassign_busy_items slab_reassign_busy_deletes slab_reassign_running slabs_moved
+	lru_crawler_running lru_maintainer_juggles malloc_fails log_worker_dropped log_worker_written log_watcher_skipped log_watcher_sent log_watchers
+	unexpected_napi_ids round_robin_fallback bytes curr_items limit_maxbytes accepting_conns
+	lru_crawler_starts lru_bumps_dropped`)
 
 // Limits of the text protocol reader, so a wrong server cannot make the
 // collector read forever or hold much memory.
@@ -73,6 +205,29 @@ const (
 
 type memcachedCollector struct {
 	network, addr string
+	// interval is the least time between the two readings.
+	interval time.Duration
+	// first is Start's reading of `stats`, at firstAt.
+	first   map[string]string
+	firstAt time.Time
+}
+
+var _ Starter = (*memcachedCollector)(nil)
+
+// Start reads `stats` once, so Collect can give the counters' growth over
+// the run's interval.
+func (c *memcachedCollector) Start(ctx context.Context) error {
+	conn, err := kvDial(ctx, c.network, c.addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stats, err := memcachedStats(conn, bufio.NewReaderSize(conn, 4096), "stats")
+	if err != nil {
+		return err
+	}
+	c.first, c.firstAt = stats, time.Now()
+	return nil
 }
 
 // NewMemcached returns the collector of the memcached server at addr on
@@ -93,12 +248,19 @@ func init() {
 		},
 		AskedBy: "memcached",
 		New: func(cfg Config) (Collector, error) {
-			return NewMemcached(splitAddr(cfg.Value("memcached"))), nil
+			c := NewMemcached(splitAddr(cfg.Value("memcached"))).(*memcachedCollector)
+			c.interval = cfg.Duration("interval")
+			return c, nil
 		},
 	})
 }
 
 func (c *memcachedCollector) Collect(ctx context.Context, s *Snapshot) error {
+	if c.first != nil {
+		if err := waitSince(ctx, c.firstAt, c.interval); err != nil {
+			return fmt.Errorf("memcached at %s %s: %w", c.network, c.addr, err)
+		}
+	}
 	conn, err := kvDial(ctx, c.network, c.addr)
 	if err != nil {
 		return fmt.Errorf("memcached at %s %s: %w", c.network, c.addr, err)
@@ -110,6 +272,9 @@ func (c *memcachedCollector) Collect(ctx context.Context, s *Snapshot) error {
 		return fmt.Errorf("memcached at %s %s: stats: %w", c.network, c.addr, err)
 	}
 	m := &Memcached{Network: c.network, Addr: c.addr, Unix: c.network == "unix", Stats: stats, Settings: map[string]string{}}
+	if c.first != nil {
+		m.Interval = counterInterval(c.first, stats, time.Since(c.firstAt).Seconds(), "uptime", memcachedGauges)
+	}
 	settings, settingsErr := memcachedStats(conn, r, "stats settings")
 	if settingsErr == nil {
 		m.Settings = settings
@@ -118,6 +283,13 @@ func (c *memcachedCollector) Collect(ctx context.Context, s *Snapshot) error {
 	s.Memcached = m
 	if settingsErr != nil {
 		return fmt.Errorf("memcached at %s %s: stats settings: %w", c.network, c.addr, settingsErr)
+	}
+	// Last on the connection: a dump cut short leaves replies unread, and
+	// the connection is closed after it.
+	if _, err := io.WriteString(conn, "lru_crawler metadump all\r\n"); err != nil {
+		m.TTL = &MemcachedTTL{Error: err.Error()}
+	} else {
+		m.TTL = readMetadump(r, kvInt(stats["time"]), memcachedMaxDumpItems)
 	}
 	return nil
 }

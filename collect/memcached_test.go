@@ -3,6 +3,7 @@ package collect
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -279,4 +280,93 @@ func TestReadMemcachedStats(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMemcachedInterval reads a real memcached at the run's start and
+// end: the gets and sets made in between are the interval's deltas, and
+// the metadump counts items that never expire (TTL 0) and those with a
+// TTL over an hour, without their keys.
+func TestMemcachedInterval(t *testing.T) {
+	m := sandboxtest.NewMemcached(t, sandbox.MemcachedOptions{})
+	memcachedCommands(t, m.Network(), m.Addr(), "set before 0 0 1\r\n1\r\n", "get before\r\n")
+	c := NewMemcached(m.Network(), m.Addr())
+	if err := c.(Starter).Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	memcachedCommands(t, m.Network(), m.Addr(),
+		"set forever 0 0 1\r\n1\r\n", "set day 0 86400 1\r\n1\r\n", "set minute 0 60 1\r\n1\r\n",
+		"get forever\r\n", "get day\r\n", "get nothing\r\n")
+	var s Snapshot
+	if err := c.Collect(context.Background(), &s); err != nil {
+		t.Fatal(err)
+	}
+	iv := s.Memcached.Interval
+	if iv == nil || iv.Seconds <= 0 || iv.Restarted {
+		t.Fatalf("interval %+v", iv)
+	}
+	for k, want := range map[string]float64{"cmd_set": 3, "cmd_get": 3, "get_hits": 2, "get_misses": 1} {
+		if iv.Deltas[k] != want {
+			t.Errorf("%s delta %v, want %v (totals since start: %s)", k, iv.Deltas[k], want, s.Memcached.Stats[k])
+		}
+	}
+	if _, ok := iv.Deltas["curr_items"]; ok {
+		t.Errorf("a gauge has a delta")
+	}
+	// The crawler walks the LRUs while items move between them, so it
+	// can miss one: the counts are a sample of the curr_items.
+	ttl := s.Memcached.TTL
+	if ttl == nil || ttl.Error != "" || ttl.Items < 3 || ttl.Items > 4 || ttl.NoExpiry < 1 || ttl.NoExpiry > 2 || ttl.OverHour != 1 || ttl.Truncated || s.Memcached.CurrItems != 4 {
+		t.Errorf("ttl %+v of %d items, want 4 (or one missed), 2 without expiry, 1 over an hour", ttl, s.Memcached.CurrItems)
+	}
+	if b, _ := json.Marshal(s.Memcached.TTL); strings.Contains(string(b), "forever") {
+		t.Errorf("a key reached the snapshot: %s", b)
+	}
+}
+
+func TestReadMetadump(t *testing.T) {
+	cases := []struct {
+		name, in string
+		max      int64
+		want     MemcachedTTL
+	}{
+		{"items", "key=a exp=-1 la=1 cas=1 fetch=no cls=1 size=61\r\nkey=b exp=5000 la=1 cas=2 fetch=no cls=1 size=61\r\nkey=c exp=1100 la=1 cas=3 fetch=no cls=1 size=61\r\nEND\r\n", 10,
+			MemcachedTTL{Items: 3, NoExpiry: 1, OverHour: 1}},
+		{"cut at the limit", "key=a exp=-1 la=1\r\nkey=b exp=-1 la=1\r\nkey=c exp=-1 la=1\r\n", 2, MemcachedTTL{Items: 2, NoExpiry: 2, Truncated: true}},
+		{"an old server", "ERROR\r\n", 10, MemcachedTTL{Error: `server replied "ERROR"`}},
+		{"busy crawler", "BUSY currently processing crawler request\r\n", 10, MemcachedTTL{Error: `server replied "BUSY currently processing crawler request"`}},
+		{"junk", "key=a la=1\r\n", 10, MemcachedTTL{Error: `unexpected reply line "key=a la=1"`}},
+		{"cut off", "key=a exp=-1\r\n", 10, MemcachedTTL{Items: 1, NoExpiry: 1, Error: "unexpected EOF"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := readMetadump(bufio.NewReader(strings.NewReader(tc.in)), 1000, tc.max)
+			if *got != tc.want {
+				t.Errorf("got %+v, want %+v", *got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzReadMetadump(f *testing.F) {
+	f.Add("key=a exp=-1 la=1 cas=1 fetch=no cls=1 size=61\r\nEND\r\n", int64(5))
+	f.Add("BUSY\r\n", int64(1))
+	f.Add("key=a exp=99999999999999999999\r\n", int64(0))
+	f.Fuzz(func(t *testing.T, in string, max int64) {
+		got := readMetadump(bufio.NewReader(strings.NewReader(in)), 1000, max)
+		if got.NoExpiry+got.OverHour > got.Items || (max >= 0 && got.Items > max) {
+			t.Fatalf("%q: %+v", in, got)
+		}
+	})
+}
+
+func FuzzProcStat(f *testing.F) {
+	f.Add("12 (php-fpm8.2) S 1 12 0 0 -1 0 0 0 0 0 150 30 0 0 20 0 1 0 4000 0 0")
+	f.Add("12 (a) b) (c) S 1 12 0 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0")
+	f.Add("1 (x")
+	f.Fuzz(func(t *testing.T, in string) {
+		p, ok := parseProcStat([]byte(in))
+		if !ok && (p.ticks != 0 || p.start != 0) {
+			t.Fatalf("%q: %+v", in, p)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,10 +44,107 @@ type MySQL struct {
 	Data DataSizes `json:"data"`
 	// PerformanceSchema says whether statement digests can be read.
 	PerformanceSchema PerformanceSchema `json:"performance_schema"`
+	// BlobColumns are the user tables' TEXT, BLOB and JSON columns (at
+	// most maxBlobColumns): an implicit temporary table holding one goes
+	// to disk on MariaDB and MySQL before 8.0.13 whatever tmp_table_size
+	// says.
+	BlobColumns []BlobColumn `json:"blob_columns,omitempty"`
+	// VariableRules say what the server does to a value of a numeric
+	// variable it rounds or bounds (MariaDB publishes its block sizes and
+	// ranges in information_schema.SYSTEM_VARIABLES; MySQL its ranges in
+	// performance_schema.variables_info), so a value can be compared with
+	// the running one after the server's own rounding. Nil when the server
+	// publishes none.
+	VariableRules map[string]VariableRule `json:"variable_rules,omitempty"`
 	// Missing names what could not be read (a missing privilege, a
 	// failed query); the collector's error says why. The matching fields
 	// are zero or nil.
 	Missing []string `json:"missing,omitempty"`
+}
+
+// BlobColumn is one TEXT, BLOB or JSON column.
+type BlobColumn struct {
+	Schema string `json:"schema"`
+	Table  string `json:"table"`
+	Column string `json:"column"`
+	Type   string `json:"type"`
+}
+
+// maxBlobColumns bounds BlobColumns.
+const maxBlobColumns = 10000
+
+// readBlobColumns reads the user tables' TEXT, BLOB and JSON columns.
+func (c *mysqlCollector) readBlobColumns(ctx context.Context, m *MySQL) error {
+	rows, err := c.db.QueryContext(ctx, qMySQLBlobColumns, maxBlobColumns)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b BlobColumn
+		if err := rows.Scan(&b.Schema, &b.Table, &b.Column, &b.Type); err != nil {
+			return err
+		}
+		m.BlobColumns = append(m.BlobColumns, b)
+	}
+	return rows.Err()
+}
+
+// VariableRule is what a server publishes about a numeric variable: its
+// type, its bounds and the block its values are rounded down to.
+type VariableRule struct {
+	Type  string `json:"type,omitempty"`
+	Min   string `json:"min,omitempty"`
+	Max   string `json:"max,omitempty"`
+	Block int64  `json:"block,omitempty"`
+	// Exact: the server published all of it (MariaDB), so the value it
+	// will hold is known exactly; else only the bounds are.
+	Exact bool `json:"exact,omitempty"`
+}
+
+// Meta is the rule as mysqlvar's Meta, whose Expect gives the value the
+// server holds after name is set to a value.
+func (r VariableRule) Meta(name string) mysqlvar.Meta {
+	m := mysqlvar.Meta{Name: name, Exists: true, Type: r.Type, Block: r.Block, Exact: r.Exact}
+	if v, ok := new(big.Rat).SetString(r.Min); ok && r.Min != "" {
+		m.Min = v
+	}
+	if v, ok := new(big.Rat).SetString(r.Max); ok && r.Max != "" {
+		m.Max = v
+	}
+	return m
+}
+
+// variableRules reads the rules of the numeric variables the server rounds
+// or bounds (mysqlvar.ReadMeta).
+func (c *mysqlCollector) variableRules(ctx context.Context, m *MySQL) error {
+	var names []string
+	for k, v := range m.Variables {
+		if _, ok := mysqlvar.ParseInt(v); ok {
+			names = append(names, k)
+		}
+	}
+	meta, err := mysqlvar.ReadMeta(ctx, c.db, mysqlvar.Server{Flavor: m.Flavor, Version: m.VersionNumber, Raw: m.Version}, names)
+	if err != nil {
+		return err
+	}
+	for k, mt := range meta {
+		if !mt.Exists || (mt.Block <= 1 && mt.Min == nil && mt.Max == nil) {
+			continue
+		}
+		r := VariableRule{Type: mt.Type, Block: mt.Block, Exact: mt.Exact}
+		if mt.Min != nil {
+			r.Min = mt.Min.RatString()
+		}
+		if mt.Max != nil {
+			r.Max = mt.Max.RatString()
+		}
+		if m.VariableRules == nil {
+			m.VariableRules = map[string]VariableRule{}
+		}
+		m.VariableRules[k] = r
+	}
+	return nil
 }
 
 // Status is SHOW GLOBAL STATUS read twice, IntervalSeconds apart.
@@ -181,6 +279,10 @@ const (
 	qMySQLGlobalPriv = `SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES
 WHERE PRIVILEGE_TYPE = 'SELECT'
   AND GRANTEE = CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''')`
+	qMySQLBlobColumns = `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS
+WHERE DATA_TYPE IN ('tinytext', 'text', 'mediumtext', 'longtext', 'tinyblob', 'blob', 'mediumblob', 'longblob', 'json')
+  AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')
+ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION LIMIT ?`
 	qMySQLSizes = `SELECT TABLE_SCHEMA, COALESCE(ENGINE, ''), COUNT(*),
   COALESCE(SUM(DATA_LENGTH), 0), COALESCE(SUM(INDEX_LENGTH), 0)
 FROM information_schema.TABLES
@@ -321,7 +423,7 @@ func init() {
 		Order: 10,
 		Needs: NeedMySQL,
 		Flags: []Flag{
-			{Name: "interval", Kind: FlagDuration, Default: DefaultMySQLInterval.String(), Usage: "time between the two SHOW GLOBAL STATUS samples (rates, not totals since boot)"},
+			{Name: "interval", Kind: FlagDuration, Default: DefaultMySQLInterval.String(), Usage: "time between the two readings of counters (SHOW GLOBAL STATUS, per-process CPU, memcached stats): rates, not totals since boot"},
 		},
 		New: func(cfg Config) (Collector, error) { return NewMySQL(cfg.DB, cfg.Duration("interval")), nil },
 	})
@@ -391,6 +493,11 @@ func (c *mysqlCollector) Collect(ctx context.Context, s *Snapshot) error {
 
 	if err := c.readSizes(ctx, &m.Data); err != nil {
 		miss("data sizes (information_schema.TABLES)", err)
+	}
+	// Best effort: without them a value is compared as it is written.
+	_ = c.variableRules(ctx, m)
+	if err := c.readBlobColumns(ctx, m); err != nil {
+		miss("TEXT and BLOB columns (information_schema.COLUMNS)", err)
 	}
 	var n int
 	switch err := c.db.QueryRowContext(ctx, qMySQLGlobalPriv).Scan(&n); {

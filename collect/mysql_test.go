@@ -109,6 +109,21 @@ func TestMySQLSandbox(t *testing.T) {
 		if _, ok := st.Rates["Questions"]; !ok {
 			t.Error("Questions has no rate")
 		}
+		// The audit takes Questions less one (the collector's second SHOW
+		// GLOBAL STATUS) for the clients' statements of the interval.
+		if d := st.Deltas["Questions"]; d != selects+1 {
+			t.Errorf("Questions delta %v, want the %d selects and the collector's one", d, selects)
+		}
+		// The server's own rounding: tmp_table_size is a multiple of
+		// 16384, so 1024 is held as 0 (issue 17's --fix tmp_table_size=1024).
+		if r, ok := m.VariableRules["tmp_table_size"]; !ok || r.Block != 16384 || !r.Exact {
+			t.Errorf("tmp_table_size rule %+v", r)
+		} else if e, _, err := r.Meta("tmp_table_size").Expect("1024"); err != nil || e != "0" {
+			t.Errorf("tmp_table_size=1024 is held as %q (%v), want 0", e, err)
+		}
+		if r, ok := m.VariableRules["max_heap_table_size"]; !ok || r.Min != "16384" {
+			t.Errorf("max_heap_table_size rule %+v", r)
+		}
 
 		in := m.InnoDB
 		if in.BufferPoolBytes != 64<<20 || in.PageSize != 16384 || in.PagesTotal <= 0 || in.PagesData <= 0 ||

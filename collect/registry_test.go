@@ -165,12 +165,12 @@ func TestTake(t *testing.T) {
 	if _, err := Take(ctx, Config{Values: map[string]string{"no-linux": "true"}}); !errors.Is(err, ErrNothingAsked) {
 		t.Errorf("nothing asked: %v", err)
 	}
-	if s, err := Take(ctx, Config{Values: map[string]string{"proc-root": "testdata/linux-basic"}}); err != nil || s.Errors == nil || len(s.Errors) != 0 {
+	if s, err := Take(ctx, Config{Values: map[string]string{"proc-root": "testdata/linux-basic", "interval": "100ms"}}); err != nil || s.Errors == nil || len(s.Errors) != 0 {
 		t.Errorf("no failure: errors %#v (%v); want an empty list", s.Errors, err)
 	}
 	s, err := Take(ctx, Config{
 		DBError: errors.New("mysql: no such server"),
-		Values:  map[string]string{"proc-root": "testdata/linux-basic", "memcached": "127.0.0.1:1", "redis": "unix:" + filepath.Join(t.TempDir(), "none.sock")},
+		Values:  map[string]string{"proc-root": "testdata/linux-basic", "interval": "100ms", "memcached": "127.0.0.1:1", "redis": "unix:" + filepath.Join(t.TempDir(), "none.sock")},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -66,11 +66,47 @@ type Collector interface {
 	Collect(ctx context.Context, s *Snapshot) error
 }
 
+// Starter is a collector that measures over the run's interval: Run calls
+// Start on every Starter before any collector's Collect, so the first
+// reading of its counters is taken when the MySQL collector's first status
+// reading is, and its Collect takes the second (waiting for what is left of
+// its interval). A Start that fails is not recorded by Run: the
+// collector's Collect says what it could not measure.
+type Starter interface {
+	Start(ctx context.Context) error
+}
+
+// waitSince waits until interval has passed since start (at once when it
+// has, or when start is zero), or ctx ends: a Starter's Collect calls it
+// before its second reading.
+func waitSince(ctx context.Context, start time.Time, interval time.Duration) error {
+	if start.IsZero() || interval <= 0 {
+		return nil
+	}
+	left := interval - time.Since(start)
+	if left <= 0 {
+		return nil
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("interrupted before the second reading: %w", ctx.Err())
+	case <-t.C:
+	}
+	return nil
+}
+
 // Run runs every collector in order and records failures in the snapshot.
 // Take starts the registered collectors from a Config and calls it.
 func Run(ctx context.Context, cs []Collector) *Snapshot {
 	host, _ := os.Hostname()
 	s := &Snapshot{Version: SchemaVersion, Taken: time.Now().UTC(), Host: host, Errors: []CollectorError{}}
+	for _, c := range cs {
+		if st, ok := c.(Starter); ok {
+			_ = st.Start(ctx)
+		}
+	}
 	for _, c := range cs {
 		if err := c.Collect(ctx, s); err != nil {
 			s.Errors = append(s.Errors, CollectorError{Collector: c.Name(), Error: err.Error(), Partial: s.Has(layerOf(c.Name()))})

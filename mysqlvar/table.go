@@ -147,18 +147,25 @@ var versionTable = []varFact{
 	// Other global buffers
 	{name: "key_buffer_size", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual; MariaDB KB"},
 	{name: "aria_pagecache_buffer_size", mariadb: always, source: "MariaDB KB (Aria, MariaDB only)"},
+	// InnoDB flushing, locking, memory (seeds 000, 002, 004)
+	{name: "innodb_max_dirty_pages_pct", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
+		source: "MySQL manual (default 75, 90 since 8.0.3); MariaDB KB (default 90 since 10.5.7); seed 002 set 90; verified dynamic on 10.11.19"},
+	{name: "innodb_lru_scan_depth", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
+		source: "MySQL manual (default 1024); MariaDB KB (default 1536 since 10.5.7); seed 002 set 2000; verified dynamic on 10.11.19"},
+	{name: "innodb_autoinc_lock_mode", mysql: always, mariadb: always,
+		source: "MySQL manual (default 2, interleaved, since 8.0.3; 1 before); MariaDB KB (default 1); read-only; verified on 10.11.19"},
+	{name: "binlog_format", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
+		source: "MySQL manual (default ROW since 5.7.7; deprecated 8.0.34); MariaDB KB (default MIXED since 10.2.4); verified dynamic on 10.11.19"},
+	{name: "innodb_numa_interleave", mysql: always, mariadb: always,
+		source: "MySQL manual (5.6.27, builds with NUMA support); MariaDB KB (10.2.4, builds with NUMA support); present and read-only on Debian's 10.11.19"},
 	// Diagnostics
 	{name: "performance_schema", mysql: always, mariadb: always, source: "MySQL manual (on by default); MariaDB KB (off by default); read-only"},
 	{name: "slow_query_log", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual; MariaDB KB"},
 	{name: "long_query_time", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual; MariaDB KB"},
 	// Knobs of the search (package knobsearch): seed 002's and the InnoDB
 	// manual's flushing and concurrency settings.
-	{name: "innodb_max_dirty_pages_pct", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
-		source: "MySQL manual (default 90 since 8.0.3, 75 before); MariaDB KB (default 90); seed 002 set 90; verified dynamic on 10.11.19"},
 	{name: "innodb_max_dirty_pages_pct_lwm", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
 		source: "MySQL manual (5.6.6); MariaDB KB; verified dynamic on 10.11.19"},
-	{name: "innodb_lru_scan_depth", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
-		source: "MySQL manual (5.6.3); MariaDB KB (default 1536 since 10.5.7); seed 002 set 2000; verified dynamic on 10.11.19"},
 	{name: "innodb_adaptive_flushing_lwm", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
 		source: "MySQL manual; MariaDB KB; verified dynamic on 10.11.19"},
 	{name: "innodb_adaptive_hash_index", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,

@@ -20,6 +20,7 @@ declare -A need=(
   [python3-locust]=locust
   [python3-lxml]=/usr/lib/python3/dist-packages/lxml
   [python3-cssselect]=/usr/lib/python3/dist-packages/cssselect
+  [php-fpm]=php-fpm8.2
 )
 missing=()
 for pkg in "${!need[@]}"; do

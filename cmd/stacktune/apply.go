@@ -36,6 +36,11 @@ type applyOptions struct {
 	nginxReload string
 	nginxProbe  string
 
+	phpfpmConf   string
+	phpfpmBin    string
+	phpfpmTest   string
+	phpfpmReload string
+
 	sysctlConf string
 	systemdDir string
 	procRoot   string
@@ -59,6 +64,7 @@ type applyOptions struct {
 func addTargetFlags(f *pflag.FlagSet, o *applyOptions) {
 	o.conn.add(f, "the MySQL/MariaDB server: needed for MySQL settings and --ddl")
 	f.StringVar(&o.nginxConf, "nginx-conf", "/etc/nginx/nginx.conf", "nginx's main configuration file")
+	f.StringVar(&o.phpfpmConf, "php-fpm-conf", "", "PHP-FPM's php-fpm.conf, whose pools PHP-FPM changes edit (e.g. /etc/php/8.2/fpm/php-fpm.conf)")
 	addServiceFlags(f, o)
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.ApplyFormats, ", "))
 }
@@ -72,6 +78,9 @@ func addServiceFlags(f *pflag.FlagSet, o *applyOptions) {
 	f.StringVar(&o.nginxTest, "nginx-test", "", `command line checking nginx's files (default "NGINX-BIN -t -c NGINX-CONF")`)
 	f.StringVar(&o.nginxReload, "nginx-reload", "", `command line reloading nginx (default "NGINX-BIN -s reload -c NGINX-CONF")`)
 	f.StringVar(&o.nginxProbe, "nginx-probe", "", "URL that must answer (status below 500) after the reload")
+	f.StringVar(&o.phpfpmBin, "php-fpm-bin", "", "the php-fpm binary (default php-fpm8.2, php-fpm8.1, ... or php-fpm, as found)")
+	f.StringVar(&o.phpfpmTest, "php-fpm-test", "", `command line checking PHP-FPM's files (default "PHP-FPM-BIN -t -y PHP-FPM-CONF")`)
+	f.StringVar(&o.phpfpmReload, "php-fpm-reload", "", `command line reloading PHP-FPM (default "systemctl reload php8.2-fpm", the unit named after PHP-FPM-BIN)`)
 	f.StringVar(&o.sysctlConf, "sysctl-conf", "/etc/sysctl.d/99-stacktune.conf", "where the sysctl.d file goes (apply; rollback takes the paths from the journal)")
 	f.StringVar(&o.systemdDir, "systemd-dir", "/etc/systemd/system", "directory of the units' drop-in directories (apply)")
 	f.StringVar(&o.procRoot, "proc-sys", "/proc/sys", "where the kernel's settings are read and written (another mount of /proc/sys, e.g. a container's)")
@@ -102,6 +111,7 @@ the last applied transaction.
 
   mysql/99-stacktune.cnf        -> --mysql-conf (needs --dsn)
   nginx/stacktune.conf          -> edits --nginx-conf and the files it includes
+  php-fpm/stacktune.conf        -> edits the pools of --php-fpm-conf (php-fpm -t, reload)
   sysctl/99-stacktune.conf      -> --sysctl-conf (host-wide)
   systemd/UNIT.d/stacktune.conf -> --systemd-dir/UNIT.d/stacktune.conf (host-wide)
   --ddl FILE                    -> ALTER TABLE ... ADD INDEX on --dsn
@@ -303,6 +313,32 @@ func (o *applyOptions) services(ctx context.Context, db *sql.DB, srv mysqlvar.Se
 	}
 	if o.nginxProbe != "" {
 		sv.NginxProbe = apply.HTTPProbe(o.nginxProbe)
+	}
+	if o.phpfpmConf != "" {
+		bin := o.phpfpmBin
+		if bin == "" {
+			bin = findBinary("php-fpm8.3", "php-fpm8.2", "php-fpm8.1", "php-fpm8.0", "php-fpm7.4", "php-fpm")
+		}
+		if bin == "" {
+			bin = "php-fpm"
+		}
+		// Debian names the unit after the binary: php-fpm8.2 runs as
+		// php8.2-fpm.service.
+		unit := "php-fpm"
+		if v, ok := strings.CutPrefix(filepath.Base(bin), "php-fpm"); ok && v != "" {
+			unit = "php" + v + "-fpm"
+		}
+		sv.PHPFPMConf = o.phpfpmConf
+		if sv.PHPFPMTest, err = command("php-fpm-test", o.phpfpmTest, []string{bin, "-t", "-y", o.phpfpmConf}, false); err != nil {
+			return sv, err
+		}
+		if sv.PHPFPMReload, err = command("php-fpm-reload", o.phpfpmReload, []string{"systemctl", "reload", unit}, false); err != nil {
+			return sv, err
+		}
+		sv.PHPFPMReloadHint = bin + " -t -y " + o.phpfpmConf + " && systemctl reload " + unit
+		if o.phpfpmReload != "" {
+			sv.PHPFPMReloadHint = o.phpfpmReload
+		}
 	}
 	return sv, nil
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -450,5 +452,47 @@ func TestApplyCLIErrors(t *testing.T) {
 	out, _, err := run(t, "", "apply", "--list", "--state", state)
 	if err != nil || !strings.Contains(out, "no transactions") {
 		t.Errorf("--list: %v %q", err, out)
+	}
+}
+
+// TestAuditApplyPHPFPMCLI: the whole way for a PHP-FPM pool on a real
+// server: audit reads the pool (--php-fpm-conf), finds the defaults seed
+// 004 changed (pm.max_requests 0, request_terminate_timeout 0), --emit
+// writes them, apply edits the pool file, checks it with php-fpm -t,
+// reloads the master (SIGUSR2, as systemd does) and reads back new
+// workers; rollback puts the file and the workers back.
+func TestAuditApplyPHPFPMCLI(t *testing.T) {
+	p := sandboxtest.NewPHPFPM(t, sandbox.PHPFPMOptions{Pool: map[string]string{"pm": "static", "pm.max_children": "2"}})
+	emit := filepath.Join(t.TempDir(), "emit")
+	if _, errOut, err := run(t, "", "audit", "--no-linux", "--php-fpm-conf", p.ConfigPath(), "--interval", "100ms", "--emit", emit); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	view, err := os.ReadFile(filepath.Join(emit, "php-fpm", "stacktune.conf"))
+	if err != nil || !strings.Contains(string(view), "[www]") || !strings.Contains(string(view), "pm.max_requests = 2000") {
+		t.Fatalf("php-fpm view: %v\n%s", err, view)
+	}
+	old, _ := os.ReadFile(p.PoolPath())
+	workers := p.Workers()
+	flags := []string{"--state", t.TempDir(), "--php-fpm-conf", p.ConfigPath(),
+		"--php-fpm-test", strings.Join(p.TestCommand(), " "), "--php-fpm-reload", "kill -USR2 " + strconv.Itoa(p.PID())}
+	out, errOut, err := run(t, "", append(append([]string{"apply"}, flags...), emit)...)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	b, _ := os.ReadFile(p.PoolPath())
+	if !strings.Contains(string(b), "pm.max_requests = 2000\n") || !strings.Contains(string(b), "request_terminate_timeout = 30s\n") {
+		t.Fatalf("pool after apply:\n%s", b)
+	}
+	for _, w := range p.Workers() {
+		if slices.Contains(workers, w) {
+			t.Errorf("worker %d from before the reload still runs", w)
+		}
+	}
+	out, errOut, err = run(t, "", append([]string{"rollback"}, flags...)...)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if b, _ := os.ReadFile(p.PoolPath()); string(b) != string(old) {
+		t.Errorf("rollback did not restore the pool:\n%s", b)
 	}
 }

@@ -20,6 +20,7 @@ import (
 type auditOptions struct {
 	collect             collectOptions
 	allowDurabilityLoss bool
+	observability       bool
 	fixed               []string
 	dedicatedDB         bool
 	reserve             string
@@ -58,6 +59,7 @@ TIME_WAIT), and the hosts that did not answer, with why.`,
 	o.collect.flags(cmd)
 	f := cmd.Flags()
 	f.BoolVar(&o.allowDurabilityLoss, "allow-durability-loss", false, "also propose changes that can lose up to ~1 s of commits on a crash")
+	f.BoolVar(&o.observability, "observability", false, "also propose the changes that add measurement at a cost (performance_schema = ON, the slow log)")
 	f.StringArrayVar(&o.fixed, "fix", nil, "a setting that must not change, NAME=VALUE (repeatable)")
 	f.BoolVar(&o.dedicatedDB, "dedicated-db", false, "the host runs the database alone: the buffer pool may take most of the RAM")
 	f.StringVar(&o.reserve, "memory-reserve", "", "RAM to keep for the OS and other services, e.g. 2GiB (default max(1 GiB, 10% of RAM))")
@@ -76,7 +78,7 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	opt := advise.Options{AllowDurabilityLoss: o.allowDurabilityLoss, DedicatedDB: o.dedicatedDB, Fixed: fixed}
+	opt := advise.Options{AllowDurabilityLoss: o.allowDurabilityLoss, Observability: o.observability, DedicatedDB: o.dedicatedDB, Fixed: fixed}
 	if o.reserve != "" {
 		n, err := mysqlvar.ParseSize(o.reserve)
 		if err != nil {

@@ -143,11 +143,14 @@ func newCollectCmd() *cobra.Command {
 		Short: "Gather read-only evidence from MySQL, Linux, nginx, memcached and Redis into a snapshot",
 		Long: `collect reads, and only reads, what the audit needs: MySQL/MariaDB variables and
 status sampled twice --interval apart, InnoDB and data sizes; this host's cores,
-memory, sysctls, process limits and TCP sockets by state and port; the nginx
-configuration with its includes; memcached and Redis statistics. A collector that
-fails (unreachable server, wrong password, missing privilege) is recorded in the
-snapshot and the others go on. -o saves the snapshot as JSON, to audit it later or
-on another machine with "stacktune audit snap.json".
+memory, sysctls, process limits, TCP sockets by state and port, and each service's
+CPU over the same interval; the nginx configuration with its includes; memcached and
+Redis statistics; PHP-FPM's pools and their status (--php-fpm-conf); the access log
+(--http-log) and the queries (--queries) of the interval. A collector that fails
+(unreachable server, wrong password, missing privilege) is recorded in the snapshot
+and the others go on. -o saves the snapshot as JSON, to audit it later or on another
+machine with "stacktune audit snap.json". Collect while the stack is under its usual
+load: rates over an idle interval say nothing (the audit says so).
 
 With --hosts INVENTORY (an Ansible INI inventory) it collects on every host over
 SSH, --parallel at a time, with host keys checked against known_hosts (an unknown

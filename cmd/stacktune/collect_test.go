@@ -102,7 +102,7 @@ func TestCollectFlags(t *testing.T) {
 		}
 	}
 	_, _, err := run(t, "", "collect", "--no-linux")
-	if want := "nothing to collect: give --dsn, --nginx-conf, --memcached or --redis (or drop --no-linux)"; err == nil || err.Error() != want {
+	if want := "nothing to collect: give --dsn, --nginx-conf, --memcached, --redis, --php-fpm-conf, --http-log or --queries (or drop --no-linux)"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
 	if _, _, err := run(t, "", "audit", "--no-linux"); err == nil || !strings.Contains(err.Error(), "nothing to collect") {
@@ -116,7 +116,7 @@ func TestCollectFlags(t *testing.T) {
 // collected and audited.
 func TestCollectWithoutServers(t *testing.T) {
 	t.Setenv("STACKTUNE_TEST_NO_DSN", "")
-	args := []string{"--proc-root", "../../collect/testdata/linux-basic", "--dsn-env", "STACKTUNE_TEST_NO_DSN",
+	args := []string{"--proc-root", "../../collect/testdata/linux-basic", "--dsn-env", "STACKTUNE_TEST_NO_DSN", "--interval", "100ms",
 		"--memcached", "127.0.0.1:1", "--redis", "unix:" + filepath.Join(t.TempDir(), "none.sock")}
 	out, errOut, err := run(t, "", append([]string{"collect"}, args...)...)
 	if err != nil {

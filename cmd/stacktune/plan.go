@@ -48,7 +48,9 @@ beside the figures to set.
 		Example: `  # seed 003: 100 Apache servers × 255 workers at 900 req/s each, PHP without persistent connections
   stacktune plan --rate 90000 --servers 100 --workers 255 --response-time 10ms --live-sockets 1024
   stacktune plan --rate 12000 --servers 40 --workers 20 --response-time 50ms --per-server-rate 1000 --headroom 1.2
-  stacktune plan --rate 5000 --servers 10 --workers 50 --response-time 30ms --persistent --format json`,
+  stacktune plan --rate 5000 --servers 10 --workers 50 --response-time 30ms --persistent --format json
+  # seed 004: 50 PHP-FPM children on 8 cores, 40 ms of CPU in a 100 ms request: decrease to 20
+  stacktune plan --rate 800 --servers 1 --workers 50 --response-time 100ms --cores 8 --cpu-per-request 40ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.fleet != "" {
@@ -67,7 +69,8 @@ beside the figures to set.
 	f.DurationVar(&o.plan.ResponseTime, "response-time", 0, "mean response time (e.g. 50ms)")
 	f.BoolVar(&o.plan.Persistent, "persistent", false, "app → MySQL connections are persistent (default: one per request, as non-persistent PHP)")
 	f.StringVar(&o.closer, "closer", string(d.Closer), `side that closes a per-request connection first and holds its TIME_WAIT: "web" or "db"`)
-	f.IntVar(&o.plan.OtherFiles, "other-files", d.OtherFiles, "files MySQL needs besides connections (seed 003: 5000 - 151)")
+	f.IntVar(&o.plan.OtherFiles, "other-files", d.OtherFiles, "files MySQL needs besides connections (0: max(5000 - 151, 10 + 2 × --table-open-cache), seed 003's 4849)")
+	f.IntVar(&o.plan.TableOpenCache, "table-open-cache", 0, "the server's table_open_cache (two files per table; 0: unknown)")
 	f.Float64Var(&o.plan.PerServerRate, "per-server-rate", 0, "measured requests per second one web server sustains (0 = not measured)")
 	f.IntVar(&o.plan.CacheClientsPerWorker, "cache-clients", d.CacheClientsPerWorker, "memcached/Redis connections per worker (0 = no cache)")
 	f.DurationVar(&o.plan.TimeWait, "time-wait", d.TimeWait, "TIME_WAIT duration (60s, fixed in Linux)")
@@ -75,6 +78,8 @@ beside the figures to set.
 	f.IntVar(&o.plan.LiveSockets, "live-sockets", 0, fmt.Sprintf("live sockets per web server besides TIME_WAIT (0 = %d per worker)", capacity.LiveSocketsPerWorker))
 	f.IntVar(&o.plan.AdminConnections, "admin-connections", 0, "MySQL connections to add for monitoring and people")
 	f.IntVar(&o.plan.TWBuckets, "tw-buckets", d.TWBuckets, "current net.ipv4.tcp_max_tw_buckets")
+	f.IntVar(&o.plan.Cores, "cores", 0, "CPUs of one web server (with --cpu-per-request: size workers to the cores, and say decrease)")
+	f.DurationVar(&o.plan.CPUPerRequest, "cpu-per-request", 0, "CPU time one request uses on a web server (e.g. 20ms: the app's CPU seconds / requests, from a load test or stacktune audit's app-workers)")
 	f.Float64Var(&o.plan.Headroom, "headroom", d.Headroom, "multiply the rate by this margin (e.g. 1.2)")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.CapacityFormats, ", "))
 	f.StringVar(&o.fleet, "fleet", "", "a fleet snapshot (collect --hosts): servers, port range, tcp_max_tw_buckets and the rate per server measured there, the DB side's running limits beside the plan")

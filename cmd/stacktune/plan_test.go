@@ -55,6 +55,10 @@ func TestPlanCLI(t *testing.T) {
 					t.Errorf("results %v", got)
 				}
 			}},
+		{name: "seed 004: cores and CPU per request say decrease", args: []string{"plan", "--rate", "150", "--servers", "1", "--workers", "50", "--response-time", "100ms", "--cores", "8", "--cpu-per-request", "40ms"},
+			wantOut: []string{"Workers the cores can keep busy: 20 workers per server", "8 × 100 ms / 40 ms = 20", "decrease workers from 50 to 20"}},
+		{name: "a table cache of 4000", args: with("--table-open-cache", "4000"), wantOut: []string{"open_files_limit = 33510"}},
+		{name: "cores without CPU per request", args: with("--cores", "8"), wantErr: "give cores and CPU per request together"},
 		{name: "persistent", args: with("--persistent"), wantOut: []string{"keep  net.ipv4.ip_local_port_range = 32768 60999", "0 + 1024 = 1024"}},
 		{name: "mysql closes first", args: with("--closer", "db"), wantOut: []string{"90000 × 1 × 60 s = 5400000"}},
 		{name: "port range as sysctl prints it", args: with("--port-range", "10000\t65535"), wantOut: []string{"keep  net.ipv4.ip_local_port_range = 10000 65535"}},

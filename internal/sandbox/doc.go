@@ -1,6 +1,7 @@
 // Package sandbox starts and stops real, throwaway database and web servers
-// for tests and demos: MariaDB (mariadbd), nginx, memcached and Redis
-// (redis-server); and, for the fleet and load-engine tests, network
+// for tests and demos: MariaDB (mariadbd), nginx, memcached, Redis
+// (redis-server) and PHP-FPM (php-fpm8.2, one pool on a unix socket);
+// and, for the fleet and load-engine tests, network
 // namespaces (StartNetns: a host of its own on this machine, joined by a
 // veth pair, with its own sockets and per-namespace sysctls; needs root),
 // OpenSSH servers (StartSSHD, alone on a loopback port or in a namespace,
@@ -10,7 +11,7 @@
 // workers on loopback (RunLocust).
 //
 // The servers are the binaries shipped by the Debian packages
-// "mariadb-server", "nginx", "memcached" and "redis-server". They are looked
+// "mariadb-server", "nginx", "memcached", "redis-server" and "php-fpm". They are looked
 // up in PATH and then in /usr/sbin (plus /usr/bin and /sbin). When one is
 // missing, Start* returns an error that wraps [ErrMissingBinary] and names the
 // Debian package to install.
@@ -63,6 +64,12 @@
 //     of the sandbox's small ones.
 //   - nginx: edit ConfigPath() (or check a candidate file with
 //     TestConfig), validate with Test (nginx -t), then Reload (SIGHUP).
+//   - PHP-FPM: edit PoolPath(), validate with Test (php-fpm -t), then
+//     Reload (SIGUSR2: the master re-reads its files and starts new
+//     workers; Reload waits until it logs it is ready again). Request
+//     runs a script, /status or /ping over FastCGI on the pool's socket
+//     (package internal/fastcgi), with no web server in front. It runs
+//     with -n, so no php.ini under /etc/php is read.
 //   - memcached has no configuration file: Restart it with other
 //     MemcachedOptions, for example Socket to move it from TCP to a unix
 //     socket in the same Dir().

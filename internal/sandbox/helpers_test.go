@@ -36,4 +36,5 @@ func NewMemcached(t *testing.T, o MemcachedOptions) *Memcached {
 	t.Helper()
 	return startFor(t, StartMemcached, o)
 }
-func NewRedis(t *testing.T, o RedisOptions) *Redis { t.Helper(); return startFor(t, StartRedis, o) }
+func NewRedis(t *testing.T, o RedisOptions) *Redis    { t.Helper(); return startFor(t, StartRedis, o) }
+func NewPHPFPM(t *testing.T, o PHPFPMOptions) *PHPFPM { t.Helper(); return startFor(t, StartPHPFPM, o) }

@@ -601,6 +601,7 @@ func TestMissingBinary(t *testing.T) {
 		{"nginx", "nginx", func() error { _, err := StartNginx(ctx, NginxOptions{Binary: missing}); return err }},
 		{"memcached", "memcached", func() error { _, err := StartMemcached(ctx, MemcachedOptions{Binary: missing}); return err }},
 		{"redis", "redis-server", func() error { _, err := StartRedis(ctx, RedisOptions{Binary: missing}); return err }},
+		{"php-fpm", "php-fpm", func() error { _, err := StartPHPFPM(ctx, PHPFPMOptions{Binary: missing}); return err }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -92,3 +92,9 @@ func NewFleetLab(t testing.TB, opts sandbox.FleetLabOptions) *sandbox.FleetLab {
 	t.Helper()
 	return start(t, sandbox.StartFleetLab, opts)
 }
+
+// NewPHPFPM starts a PHP-FPM master with one pool for the test.
+func NewPHPFPM(t testing.TB, opts sandbox.PHPFPMOptions) *sandbox.PHPFPM {
+	t.Helper()
+	return start(t, sandbox.StartPHPFPM, opts)
+}
