@@ -16,8 +16,9 @@
 // typed changes (turned into apply targets by apply.FromChangeSet and
 // Options.Services) and targets of the caller's own. DefaultSteps are a
 // user's stack's: the server's settings (MyCnf: a my.cnf drop-in, SET
-// GLOBAL or restart), nginx directives (Nginx), the proven indexes
-// (Indexes) and the host-wide settings when allowed (HostWide). The demo
+// GLOBAL or restart), nginx directives (Nginx), PHP-FPM pools
+// (AppWorkers), the proven indexes (Indexes) and the host-wide settings
+// when allowed (HostWide, with the my.cnf settings that go with them). The demo
 // adds the reference app's code fixes as steps of its own.
 //
 // Each step's changes go through apply's transaction (backed up,

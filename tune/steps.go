@@ -42,8 +42,8 @@ func (w *Work) empty() bool { return len(w.Changes) == 0 && len(w.Targets) == 0 
 
 // The steps of a user's stack, in the order DefaultSteps runs them: the
 // server's settings first (they change what the rest is measured on),
-// then nginx, the proven indexes, and the host-wide settings when
-// allowed.
+// then nginx, the app's workers, the proven indexes, and the host-wide
+// settings when allowed.
 var (
 	// MyCnf takes the audit's MySQL settings (a my.cnf drop-in: SET
 	// GLOBAL where dynamic, a restart where not).
@@ -54,19 +54,27 @@ var (
 	Nginx = Step{"nginx", func(_ context.Context, p *Pick) (*Work, error) {
 		return &Work{Changes: p.Changes(changeset.Nginx)}, nil
 	}}
+	// AppWorkers takes the audit's PHP-FPM pool settings (workers sized
+	// to the cores from the CPU per request, their limits).
+	AppWorkers = Step{"app workers", func(_ context.Context, p *Pick) (*Work, error) {
+		return &Work{Changes: p.Changes(changeset.PHPFPM)}, nil
+	}}
 	// Indexes takes the indexes proven on a throwaway copy.
 	Indexes = Step{"indexes", planIndexes}
-	// HostWide takes sysctl and systemd limits, with Options.HostWide.
+	// HostWide takes sysctl and systemd limits (with the my.cnf settings
+	// that go with them: open_files_limit with LimitNOFILE), with
+	// Options.HostWide.
 	HostWide = Step{"host-wide", func(_ context.Context, p *Pick) (*Work, error) {
 		if !p.hostWide {
 			return &Work{Why: "host-wide changes need --host-wide"}, nil
 		}
-		return &Work{Changes: p.Changes(changeset.Sysctl, changeset.Systemd)}, nil
+		return &Work{Changes: p.ChangesWith([]changeset.Kind{changeset.Sysctl, changeset.Systemd, changeset.MySQLVariable, changeset.MySQLOption},
+			[]changeset.Kind{changeset.Sysctl, changeset.Systemd})}, nil
 	}}
 )
 
 // DefaultSteps are the steps of a user's stack.
-func DefaultSteps() []Step { return []Step{MyCnf, Nginx, Indexes, HostWide} }
+func DefaultSteps() []Step { return []Step{MyCnf, Nginx, AppWorkers, Indexes, HostWide} }
 
 // planIndexes: the indexes `stacktune indexes` proved on a copy, each
 // with its evidence.
@@ -130,10 +138,21 @@ func (p *Pick) Findings(keep func(f *advise.Finding) bool) []*advise.Finding {
 // left out (they cost speed, which the loop measures), and returns their
 // changes of those kinds.
 func (p *Pick) Changes(kinds ...changeset.Kind) []changeset.Change {
+	return p.ChangesWith(kinds, kinds)
+}
+
+// ChangesWith is Changes for the findings whose every change is of the
+// kinds all and one at least of the kinds some (the host-wide step takes
+// a my.cnf setting that goes with a systemd limit).
+func (p *Pick) ChangesWith(all, some []changeset.Kind) []changeset.Change {
+	of := func(kinds []changeset.Kind) func(c changeset.Change) bool {
+		return func(c changeset.Change) bool { return slices.Contains(kinds, c.Kind) }
+	}
 	var out []changeset.Change
 	for _, f := range p.Findings(func(f *advise.Finding) bool {
 		cs := f.Changeset()
-		return len(cs) > 0 && !advise.Observability(f.ID) && !slices.ContainsFunc(cs, func(c changeset.Change) bool { return !slices.Contains(kinds, c.Kind) })
+		return len(cs) > 0 && !advise.Observability(f.ID) && !slices.ContainsFunc(cs, func(c changeset.Change) bool { return !of(all)(c) }) &&
+			slices.ContainsFunc(cs, of(some))
 	}) {
 		out = append(out, f.Changeset()...)
 	}

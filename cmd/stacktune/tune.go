@@ -52,7 +52,8 @@ func newTuneCmd() *cobra.Command {
              the access log of that window, a snapshot and its audit, indexes
              proven on a throwaway copy;
   steps      my.cnf (SET GLOBAL, or --mysql-restart for read-only variables), nginx
-             directives, the proven indexes, and sysctl/systemd limits with
+             directives, PHP-FPM pools (--php-fpm-conf: workers sized to the cores,
+             their limits), the proven indexes, and sysctl/systemd limits with
              --host-wide: each through stacktune apply's transaction (backed up,
              validated, read back, rolled back on failure), then measured
              interleaved with the state before it (A B B A ...) until a stated
@@ -129,10 +130,14 @@ func runTune(ctx context.Context, cmd *cobra.Command, o tuneOptions, stdout, std
 	}
 	dopt.Progress = nil
 	dopt.Bench.Label = ""
-	// apply reaches the server and nginx.conf named for the diagnosis.
+	// apply reaches the server, nginx.conf and php-fpm.conf named for the
+	// diagnosis.
 	o.apply.conn = o.diag.collect.conn
 	if v, ok := o.diag.collect.values["nginx-conf"]; ok {
 		o.apply.nginxConf = v.String()
+	}
+	if v, ok := o.diag.collect.values["php-fpm-conf"]; ok {
+		o.apply.phpfpmConf = v.String()
 	}
 	state, err := o.apply.stateDir()
 	if err != nil {
