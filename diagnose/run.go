@@ -407,6 +407,19 @@ func (r *run) bench(ctx context.Context) (*collect.Snapshot, *digest.Report, err
 	if cfg.Values["interval"] == "" {
 		cfg.Values["interval"] = max(dur-warm-time.Second, time.Second).String()
 	}
+	// The snapshot's rules that read the interval's requests and queries
+	// (health checks, bulk INSERTs) see the run's: its access logs and
+	// the captured slow log.
+	if cfg.Values["http-log"] == "" && len(r.logs) > 0 {
+		var paths []string
+		for _, l := range r.logs {
+			paths = append(paths, l.path)
+		}
+		cfg.Values["http-log"] = strings.Join(paths, ",")
+	}
+	if cfg.Values["queries"] == "" && r.opt.Source == SourceSlowLog && r.slow != "" {
+		cfg.Values["queries"] = r.slow
+	}
 	if cfg.DB == nil && cfg.DBError == nil {
 		cfg.DB = r.reader
 	}
