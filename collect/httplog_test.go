@@ -38,15 +38,18 @@ func TestHTTPLogInterval(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
+	// The log also holds the sandbox's readiness probe (GET /), written
+	// after its response: wait for it too, so that every line before the
+	// interval is in the file when it starts.
 	get("/before", "early", 3)
-	waitLines(t, log, 3)
+	waitLines(t, log, 4)
 	c := NewHTTPLog([]string{log}, 0)
 	if err := c.(Starter).Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	get("/", "visitor", 4)
 	get("/healthcheck", "ELB-HealthChecker/2.0", 6)
-	waitLines(t, log, 13)
+	waitLines(t, log, 14)
 	var s Snapshot
 	if err := c.Collect(context.Background(), &s); err != nil {
 		t.Fatal(err)

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/fingerprint"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/reqtrace"
@@ -31,10 +33,34 @@ func (r *Result) rank() {
 	}
 	r.Classes = classTimes(r.Digest, r.Indexes, likely, r.CapacityS, r.Requests)
 	r.Endpoints = endpointTimes(r.HTTP, r.Classes, r.CapacityS, r.Requests)
+	estimated := nPlusOnes(r.Indexes, r.Digest, likely, r.Endpoints)
+	r.NPlusOne = estimated
 	if r.Requests != nil {
+		// Measured per request where complete requests ran most of the
+		// class's calls; the estimate stays for a class whose calls were
+		// mostly in requests the end of the run cut (a page slower than
+		// the run is long), which the per-request view cannot count.
 		r.NPlusOne = measuredNPlusOne(r.Requests, newDigestIndex(r.Digest))
-	} else {
-		r.NPlusOne = nPlusOnes(r.Indexes, r.Digest, likely, r.Endpoints)
+		measured := map[string]bool{}
+		for _, n := range r.NPlusOne {
+			measured[fingerprint.Merged(n.Fingerprint)] = true
+		}
+		seen := map[string]bool{}
+		for _, c := range r.Requests.Classes {
+			var attributed int64
+			for _, e := range c.Endpoints {
+				attributed += e.Calls
+			}
+			if 2*attributed >= c.Calls {
+				seen[fingerprint.Merged(c.Fingerprint)] = true
+			}
+		}
+		for _, n := range estimated {
+			if fp := fingerprint.Merged(n.Fingerprint); !seen[fp] && !measured[fp] {
+				n.Note = strings.TrimPrefix(n.Note+"; most of its calls were in requests the end of the run cut (they outlast the run), so its counts are the run's, estimated", "; ")
+				r.NPlusOne = append(r.NPlusOne, n)
+			}
+		}
 	}
 	r.Hotspots = hotspots(r.Endpoints, r.Classes, r.NPlusOne)
 }
