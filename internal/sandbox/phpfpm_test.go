@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPHPFPM starts a pool, runs a script, reads the status page, edits
@@ -32,7 +33,12 @@ func TestPHPFPM(t *testing.T) {
 	if b, _ := os.ReadFile(p.PoolPath()); !strings.Contains(string(b), "pm.max_children = 4") {
 		t.Errorf("pool file:\n%s", b)
 	}
+	// The master forks pm.start_servers workers at start, one by one:
+	// wait a moment for the last of them.
 	old := p.Workers()
+	for deadline := time.Now().Add(5 * time.Second); len(old) < 2 && time.Now().Before(deadline); old = p.Workers() {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if len(old) != 2 {
 		t.Errorf("dynamic pool started %d workers, want pm.start_servers 2", len(old))
 	}
