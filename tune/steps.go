@@ -219,6 +219,8 @@ func (p *Pick) reason(f *advise.Finding) string {
 		return "a change to the application's code or settings, for its developers"
 	case has(changeset.Memcached, changeset.Redis):
 		return "memcached and Redis options live in the service's own configuration: set them there and restart it"
+	case has(changeset.Mount):
+		return "a mount option: set it in /etc/fstab and remount (stacktune does not change mounts)"
 	}
 	return "no step of this loop applies this kind of change"
 }
