@@ -28,6 +28,9 @@ const (
 	// redoMax caps the proposal (MySQL allows 128 GiB of redo, MariaDB
 	// 512 GiB; crash recovery reads what is in it).
 	redoMax = 32 * gib
+	// redoFloor is the cap's least: the buffer pool's size caps the
+	// proposal, but never below this.
+	redoFloor = gib
 	// redoMinRate ignores intervals with almost no writes.
 	redoMinRate = 1024.0
 )
@@ -49,7 +52,16 @@ func checkMySQLRedoLogCapacity(c *Context) []Finding {
 	if !c.Has(name) {
 		return nil
 	}
-	total := min(redoMax, roundUp(int64(math.Ceil(rate*redoHoldSeconds)), 64*mib))
+	hour := roundUp(int64(math.Ceil(rate*redoHoldSeconds)), 64*mib)
+	// A redo log larger than the buffer pool (or redoFloor on a small
+	// one) buys little: the pages it lets stay dirty must fit in the
+	// pool, and crash recovery reads all of it. A short window of heavy
+	// writes (a bulk load) would otherwise ask for tens of GiB.
+	limit := redoMax
+	if bp, ok := c.Int("innodb_buffer_pool_size"); ok && bp > 0 {
+		limit = min(limit, max(roundUp(bp, 64*mib), redoFloor))
+	}
+	total := min(limit, hour)
 	if total <= in.RedoCapacityBytes {
 		return nil
 	}
@@ -80,6 +92,10 @@ func checkMySQLRedoLogCapacity(c *Context) []Finding {
 	}
 	if lasts < redoWarnSeconds {
 		f.Severity = Warning
+	}
+	if total < hour {
+		f.Effect = fmt.Sprintf("an hour of writes at %s/s would be %s of redo; %s (the buffer pool's size, at least %s) holds %s of them, so checkpoints flush pages steadily instead of in bursts that stall writes, and crash recovery stays short",
+			fmtBytes(int64(rate)), fmtBytes(hour), fmtBytes(value*files), fmtBytes(redoFloor), fmtSeconds(float64(value*files)/rate))
 	}
 	if files > 1 {
 		f.Effect += fmt.Sprintf(" (%d files of %s)", files, fmtBytes(value))

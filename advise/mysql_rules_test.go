@@ -192,7 +192,12 @@ func TestMySQLPerSessionBuffers(t *testing.T) {
 }
 
 func TestMySQLRedoLogCapacity(t *testing.T) {
-	heavy := func(s *collect.Snapshot) { setDelta(s, "Innodb_os_log_written", 5*float64(mib)*fixInterval) } // 5 MiB/s
+	// 5 MiB/s on a server whose buffer pool (64 GiB) does not cap the
+	// proposal.
+	heavy := func(s *collect.Snapshot) {
+		setDelta(s, "Innodb_os_log_written", 5*float64(mib)*fixInterval)
+		setVar(s, "innodb_buffer_pool_size", fmt.Sprint(64*gib))
+	}
 	runRuleCases(t, mysqlRedoLogCapacity, []ruleCase{
 		{name: "100 KiB/s fills 96 MiB in 16 min: info, 1 h is 352 MiB", fires: true, setup: func(s *collect.Snapshot) {
 			setDelta(s, "Innodb_os_log_written", 100*1024*fixInterval)
@@ -230,8 +235,29 @@ func TestMySQLRedoLogCapacity(t *testing.T) {
 				wantChange(t, fs, "innodb_redo_log_capacity", fmt.Sprint(roundUp(5*mib*3600, 64*mib)))
 			}},
 		{name: "huge write rate: capped at 32 GiB", setup: func(s *collect.Snapshot) {
+			heavy(s)
 			setDelta(s, "Innodb_os_log_written", 100*float64(mib)*fixInterval)
 		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "innodb_log_file_size", fmt.Sprint(32*gib)) }},
+		// A bulk load during the interval (a pre-run /initialize) on the
+		// 128 MiB default pool: an hour would be 18 GiB; 1 GiB is what a
+		// small pool can use.
+		{name: "5 MiB/s on a 128 MiB pool: capped at 1 GiB", setup: func(s *collect.Snapshot) {
+			heavy(s)
+			setVar(s, "innodb_buffer_pool_size", fmt.Sprint(128*mib))
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "innodb_log_file_size", fmt.Sprint(gib))
+			wantText(t, fs[0].Effect, "an hour of writes at 5.0 MiB/s would be 17.6 GiB of redo")
+		}},
+		{name: "5 MiB/s on an 8 GiB pool: capped at the pool", setup: func(s *collect.Snapshot) {
+			heavy(s)
+			setVar(s, "innodb_buffer_pool_size", fmt.Sprint(8*gib))
+		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "innodb_log_file_size", fmt.Sprint(8*gib)) }},
+		{name: "the redo already as large as the cap: silent", setup: func(s *collect.Snapshot) {
+			heavy(s)
+			setVar(s, "innodb_buffer_pool_size", fmt.Sprint(128*mib))
+			setVar(s, "innodb_log_file_size", fmt.Sprint(gib))
+			s.MySQL.InnoDB.RedoCapacityBytes = gib
+		}, fires: false},
 	})
 }
 
