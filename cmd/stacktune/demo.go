@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -106,13 +106,9 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 		err = werr
 	}
 	if o.reportPath != "" {
-		if werr := writeDemoReport(res, o.reportPath, reportFormat); werr != nil {
+		if werr := writeDemoReport(res, o.reportPath, reportFormat, cmd.ErrOrStderr()); werr != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "stacktune demo: report: %v\n", werr)
-			if err == nil {
-				err = werr
-			}
-		} else {
-			fmt.Fprintf(cmd.ErrOrStderr(), "stacktune demo: report written to %s\n", o.reportPath)
+			err = errors.Join(err, werr)
 		}
 	}
 	return err
@@ -120,7 +116,7 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 
 // writeDemoReport writes the report file (and, for Markdown, the chart
 // beside it as an SVG), each atomically. HTML draws its chart inline.
-func writeDemoReport(res *demo.LoopResult, path, format string) error {
+func writeDemoReport(res *demo.LoopResult, path, format string, stderr io.Writer) error {
 	ref := ""
 	if format == report.Markdown {
 		chart, err := report.LoopChart(res)
@@ -135,11 +131,7 @@ func writeDemoReport(res *demo.LoopResult, path, format string) error {
 			ref = filepath.Base(svg)
 		}
 	}
-	var b bytes.Buffer
-	if err := report.Loop(&b, res, format, ref); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err })
+	return writeReportFile(path, "demo", stderr, func(w io.Writer) error { return report.Loop(w, res, format, ref) })
 }
 
 func newDemoDigestCmd() *cobra.Command {

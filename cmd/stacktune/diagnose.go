@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/diagnose"
-	"github.com/stacktune/stacktune/internal/atomicfile"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
@@ -260,19 +258,11 @@ func runDiagnose(ctx context.Context, cmd *cobra.Command, o diagnoseOptions, url
 		fmt.Fprintln(stderr, "stacktune diagnose:", report.Clean(captureOutcome(res)))
 		return err
 	}
-	var b bytes.Buffer
-	if werr := report.Diagnose(&b, res, o.format); werr != nil {
-		return fmt.Errorf("writing the report: %w", werr)
-	}
+	render := func(w io.Writer) error { return report.Diagnose(w, res, o.format) }
 	if o.output == "" || o.output == "-" {
-		_, werr := stdout.Write(b.Bytes())
-		return werr
+		return render(stdout)
 	}
-	if werr := atomicfile.Write(o.output, 0o644, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); werr != nil {
-		return werr
-	}
-	fmt.Fprintf(stderr, "stacktune diagnose: report written to %s\n", o.output)
-	return nil
+	return writeReportFile(o.output, "diagnose", stderr, render)
 }
 
 // captureOutcome says what happened to the server's variables.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/diagnose"
 	"github.com/stacktune/stacktune/httpprof"
-	"github.com/stacktune/stacktune/internal/atomicfile"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/report"
 	"github.com/stacktune/stacktune/reqtrace"
@@ -139,21 +137,11 @@ func runEndpoints(ctx context.Context, o endpointsOptions, url string, stdin io.
 	if rep == nil {
 		return err
 	}
-	var b bytes.Buffer
-	if werr := report.Requests(&b, rep, o.format); werr != nil {
-		return fmt.Errorf("writing the report: %w", werr)
-	}
+	render := func(w io.Writer) error { return report.Requests(w, rep, o.format) }
 	if o.output == "" || o.output == "-" {
-		if _, werr := stdout.Write(b.Bytes()); werr != nil {
-			return werr
-		}
-		return err
+		return errors.Join(err, render(stdout))
 	}
-	if werr := atomicfile.Write(o.output, 0o644, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); werr != nil {
-		return errors.Join(err, werr)
-	}
-	say("report written to " + o.output)
-	return err
+	return errors.Join(err, writeReportFile(o.output, "endpoints", stderr, render))
 }
 
 // endpointsFromLogs groups slow logs' statements by their tags, with the

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,7 +14,6 @@ import (
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/diagnose"
 	"github.com/stacktune/stacktune/history"
-	"github.com/stacktune/stacktune/internal/atomicfile"
 	"github.com/stacktune/stacktune/report"
 	"github.com/stacktune/stacktune/tune"
 )
@@ -184,17 +180,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, o tuneOptions, stdout, std
 		err = werr
 	}
 	if o.report != "" {
-		var b bytes.Buffer
-		if werr := report.Loop(&b, res, reportFormat, ""); werr != nil {
+		if werr := writeReportFile(o.report, "tune", stderr, func(w io.Writer) error { return report.Loop(w, res, reportFormat, "") }); werr != nil {
 			return errors.Join(err, werr)
 		}
-		if werr := os.MkdirAll(filepath.Dir(o.report), 0o755); werr != nil {
-			return errors.Join(err, werr)
-		}
-		if werr := atomicfile.Write(o.report, 0o644, func(w io.Writer) error { _, e := w.Write(b.Bytes()); return e }); werr != nil {
-			return errors.Join(err, werr)
-		}
-		fmt.Fprintf(stderr, "stacktune tune: report written to %s\n", o.report)
 	}
 	return err
 }

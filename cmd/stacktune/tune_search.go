@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,7 +17,6 @@ import (
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/history"
-	"github.com/stacktune/stacktune/internal/atomicfile"
 	"github.com/stacktune/stacktune/knobsearch"
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
@@ -186,17 +183,9 @@ func runTuneSearch(ctx context.Context, o tuneOptions, stdout, stderr io.Writer)
 		}
 	}
 	if o.report != "" {
-		var b bytes.Buffer
-		if werr := report.Search(&b, res, reportFormat); werr != nil {
+		if werr := writeReportFile(o.report, "tune", stderr, func(w io.Writer) error { return report.Search(w, res, reportFormat) }); werr != nil {
 			return errors.Join(err, werr)
 		}
-		if werr := os.MkdirAll(filepath.Dir(o.report), 0o755); werr != nil {
-			return errors.Join(err, werr)
-		}
-		if werr := atomicfile.Write(o.report, 0o644, func(w io.Writer) error { _, e := w.Write(b.Bytes()); return e }); werr != nil {
-			return errors.Join(err, werr)
-		}
-		fmt.Fprintf(stderr, "stacktune tune: report written to %s\n", o.report)
 	}
 	return err
 }
