@@ -90,6 +90,7 @@ import urllib.parse
 
 import gevent
 import locust.runners
+import locust.stats
 import requests
 from locust import HttpUser, constant, constant_throughput, events, task
 from locust.runners import WorkerRunner
@@ -389,6 +390,18 @@ def pre_run(environment, **kwargs):
         gevent.spawn(environment.runner.quit)
     else:
         logging.info("stacktune: pre_run took %.3fs", time.perf_counter() - started)
+
+
+@events.quitting.add_listener
+def last_csv_rows(environment, **kwargs):
+    """Locust (2.12) writes its --csv statistics once a second and not at
+    exit, so the files missed what the users did in their last second and
+    while they stopped (stacktune bench import would undercount it): the
+    users have stopped by now, so wait for one more write."""
+    opts = getattr(environment, "parsed_options", None)
+    if opts is None or not getattr(opts, "csv_prefix", None) or isinstance(environment.runner, WorkerRunner):
+        return
+    gevent.sleep(getattr(locust.stats, "CSV_STATS_INTERVAL_SEC", 1) + 0.5)
 `
 
 // literalURLSpace reports a URL template whose literal text holds a byte a
