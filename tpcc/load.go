@@ -355,6 +355,22 @@ func (b *bulk) flush() error {
 
 // Value appenders.
 func num(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) }
+
+// nums appends vs separated by commas.
+func nums(b []byte, vs ...int) []byte {
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = num(b, v)
+	}
+	return b
+}
+
+// quotedAString appends a quoted random a-string of lo to hi characters.
+func (g *gen) quotedAString(b []byte, lo, hi int) []byte {
+	return quoted(b, func(x []byte) []byte { return g.astring(x, lo, hi) })
+}
 func str(b []byte, s string) []byte {
 	b = append(b, '\'')
 	b = append(b, s...)
@@ -373,11 +389,9 @@ func (l *loader) items(_ int, g *gen) (int64, error) {
 	for i := 1; i <= l.sizes.Items; i++ {
 		r := b.row()
 		r = append(r, '(')
-		r = num(r, i)
+		r = nums(r, i, g.intn(1, 10000))
 		r = append(r, ',')
-		r = num(r, g.intn(1, 10000))
-		r = append(r, ',')
-		r = quoted(r, func(x []byte) []byte { return g.astring(x, 14, 24) })
+		r = g.quotedAString(r, 14, 24)
 		r = append(r, ',')
 		r = g.decimal(r, 100, 10000, 2)
 		r = append(r, ',')
@@ -392,13 +406,13 @@ func (l *loader) items(_ int, g *gen) (int64, error) {
 
 // address appends the street 1, street 2, city, state and zip columns.
 func address(r []byte, g *gen) []byte {
-	r = quoted(r, func(x []byte) []byte { return g.astring(x, 10, 20) })
+	r = g.quotedAString(r, 10, 20)
 	r = append(r, ',')
-	r = quoted(r, func(x []byte) []byte { return g.astring(x, 10, 20) })
+	r = g.quotedAString(r, 10, 20)
 	r = append(r, ',')
-	r = quoted(r, func(x []byte) []byte { return g.astring(x, 10, 20) })
+	r = g.quotedAString(r, 10, 20)
 	r = append(r, ',')
-	r = quoted(r, func(x []byte) []byte { return g.astring(x, 2, 2) })
+	r = g.quotedAString(r, 2, 2)
 	r = append(r, ',')
 	return quoted(r, g.zip)
 }
@@ -407,7 +421,7 @@ func (l *loader) warehouse(w int, g *gen) (int64, error) {
 	r := []byte("INSERT INTO warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd) VALUES (")
 	r = num(r, w)
 	r = append(r, ',')
-	r = quoted(r, func(x []byte) []byte { return g.astring(x, 6, 10) })
+	r = g.quotedAString(r, 6, 10)
 	r = append(r, ',')
 	r = address(r, g)
 	r = append(r, ',')
@@ -420,11 +434,9 @@ func (l *loader) warehouse(w int, g *gen) (int64, error) {
 	for d := 1; d <= Districts; d++ {
 		r := b.row()
 		r = append(r, '(')
-		r = num(r, d)
+		r = nums(r, d, w)
 		r = append(r, ',')
-		r = num(r, w)
-		r = append(r, ',')
-		r = quoted(r, func(x []byte) []byte { return g.astring(x, 6, 10) })
+		r = g.quotedAString(r, 6, 10)
 		r = append(r, ',')
 		r = address(r, g)
 		r = append(r, ',')
@@ -444,14 +456,10 @@ func (l *loader) stock(w int, g *gen) (int64, error) {
 	for i := 1; i <= l.sizes.Items; i++ {
 		r := b.row()
 		r = append(r, '(')
-		r = num(r, i)
-		r = append(r, ',')
-		r = num(r, w)
-		r = append(r, ',')
-		r = num(r, g.intn(10, 100))
+		r = nums(r, i, w, g.intn(10, 100))
 		for d := 0; d < Districts; d++ {
 			r = append(r, ',')
-			r = quoted(r, func(x []byte) []byte { return g.astring(x, 24, 24) })
+			r = g.quotedAString(r, 24, 24)
 		}
 		r = append(r, ",0,0,0,"...)
 		r = quoted(r, g.data)
@@ -475,13 +483,9 @@ func (l *loader) customers(w int, g *gen) (int64, error) {
 			}
 			r := b.row()
 			r = append(r, '(')
-			r = num(r, c)
+			r = nums(r, c, d, w)
 			r = append(r, ',')
-			r = num(r, d)
-			r = append(r, ',')
-			r = num(r, w)
-			r = append(r, ',')
-			r = quoted(r, func(x []byte) []byte { return g.astring(x, 8, 16) })
+			r = g.quotedAString(r, 8, 16)
 			r = append(r, ",'OE',"...)
 			r = str(r, lastName(last))
 			r = append(r, ',')
@@ -498,26 +502,18 @@ func (l *loader) customers(w int, g *gen) (int64, error) {
 			r = append(r, ",50000.00,"...)
 			r = g.decimal(r, 0, 5000, 4)
 			r = append(r, ",-10.00,10.00,1,0,"...)
-			r = quoted(r, func(x []byte) []byte { return g.astring(x, 300, 500) })
+			r = g.quotedAString(r, 300, 500)
 			r = append(r, ')')
 			if err := b.done(r); err != nil {
 				return n + b.rows, err
 			}
 			hr := h.row()
 			hr = append(hr, '(')
-			hr = num(hr, c)
-			hr = append(hr, ',')
-			hr = num(hr, d)
-			hr = append(hr, ',')
-			hr = num(hr, w)
-			hr = append(hr, ',')
-			hr = num(hr, d)
-			hr = append(hr, ',')
-			hr = num(hr, w)
+			hr = nums(hr, c, d, w, d, w)
 			hr = append(hr, ',')
 			hr = str(hr, l.now)
 			hr = append(hr, ",10.00,"...)
-			hr = quoted(hr, func(x []byte) []byte { return g.astring(x, 12, 24) })
+			hr = g.quotedAString(hr, 12, 24)
 			hr = append(hr, ')')
 			if err := h.done(hr); err != nil {
 				return n + b.rows + h.rows, err
@@ -541,13 +537,7 @@ func (l *loader) orders(w int, g *gen) (int64, error) {
 			cnt := g.intn(5, 15)
 			r := o.row()
 			r = append(r, '(')
-			r = num(r, id)
-			r = append(r, ',')
-			r = num(r, d)
-			r = append(r, ',')
-			r = num(r, w)
-			r = append(r, ',')
-			r = num(r, cust[id-1])
+			r = nums(r, id, d, w, cust[id-1])
 			r = append(r, ',')
 			r = str(r, l.now)
 			r = append(r, ',')
@@ -565,17 +555,7 @@ func (l *loader) orders(w int, g *gen) (int64, error) {
 			for n := 1; n <= cnt; n++ {
 				r := ol.row()
 				r = append(r, '(')
-				r = num(r, id)
-				r = append(r, ',')
-				r = num(r, d)
-				r = append(r, ',')
-				r = num(r, w)
-				r = append(r, ',')
-				r = num(r, n)
-				r = append(r, ',')
-				r = num(r, g.intn(1, l.sizes.Items))
-				r = append(r, ',')
-				r = num(r, w)
+				r = nums(r, id, d, w, n, g.intn(1, l.sizes.Items), w)
 				r = append(r, ',')
 				if id <= delivered {
 					r = str(r, l.now)
@@ -585,7 +565,7 @@ func (l *loader) orders(w int, g *gen) (int64, error) {
 					r = g.decimal(r, 1, 999999, 2)
 					r = append(r, ',')
 				}
-				r = quoted(r, func(x []byte) []byte { return g.astring(x, 24, 24) })
+				r = g.quotedAString(r, 24, 24)
 				r = append(r, ')')
 				if err := ol.done(r); err != nil {
 					return o.rows + ol.rows + no.rows, err
@@ -594,11 +574,7 @@ func (l *loader) orders(w int, g *gen) (int64, error) {
 			if id > delivered {
 				r := no.row()
 				r = append(r, '(')
-				r = num(r, id)
-				r = append(r, ',')
-				r = num(r, d)
-				r = append(r, ',')
-				r = num(r, w)
+				r = nums(r, id, d, w)
 				r = append(r, ')')
 				if err := no.done(r); err != nil {
 					return o.rows + ol.rows + no.rows, err

@@ -72,12 +72,7 @@ func NewRedis(t testing.TB, opts sandbox.RedisOptions) *sandbox.Redis {
 // NewNetns creates a network namespace for the test.
 func NewNetns(t testing.TB) *sandbox.Netns {
 	t.Helper()
-	n, err := sandbox.StartNetns(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	register(t, n)
-	return n
+	return start(t, func(ctx context.Context, _ struct{}) (*sandbox.Netns, error) { return sandbox.StartNetns(ctx) }, struct{}{})
 }
 
 // NewSSHD starts an sshd for the test.
