@@ -112,7 +112,7 @@ func TestEndpointsTracePFS(t *testing.T) {
 		if np.Endpoint == "GET /" && np.ID == refapptest.IsFriendID {
 			found = true
 			if np.Mean != float64(n) || np.Max != int64(n) {
-				t.Errorf("friend check %v per request (max %d), want %d", np.Mean, np.Max, n)
+				t.Errorf("friend check %v per request (max %d), want %d; skipped %v; notes %q", np.Mean, np.Max, n, rep.Skipped, rep.Notes)
 			}
 		}
 	}
