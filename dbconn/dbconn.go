@@ -53,7 +53,7 @@ func Open(ctx context.Context, dsn string, timeout time.Duration) (*sql.DB, erro
 	// The driver logs a pooled connection a server restart closed ("bad
 	// idle connection", "broken pipe") and then retries on a new one:
 	// nothing is lost, and stacktune restarts servers on purpose.
-	cfg.Logger = quietLogger{}
+	cfg.Logger = &mysql.NopLogger{}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadDSN, err)
@@ -100,8 +100,3 @@ func redact(msg, dsn string) string {
 	}
 	return msg
 }
-
-// quietLogger drops the driver's log lines (see Open).
-type quietLogger struct{}
-
-func (quietLogger) Print(...any) {}

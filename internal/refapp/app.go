@@ -128,7 +128,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	mcfg.Loc = time.UTC
 	// The pool logs a connection the server's restart closed, then
 	// retries: quiet, as the loop restarts the server on purpose.
-	mcfg.Logger = quietLogger{}
+	mcfg.Logger = &mysql.NopLogger{}
 	connector, err := mysql.NewConnector(mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("refapp: DSN: %w", err)
@@ -1020,8 +1020,3 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintln(w, "ok")
 }
-
-// quietLogger drops the driver's log lines.
-type quietLogger struct{}
-
-func (quietLogger) Print(...any) {}
