@@ -33,34 +33,9 @@ func (r *Result) rank() {
 	}
 	r.Classes = classTimes(r.Digest, r.Indexes, likely, r.CapacityS, r.Requests)
 	r.Endpoints = endpointTimes(r.HTTP, r.Classes, r.CapacityS, r.Requests)
-	estimated := nPlusOnes(r.Indexes, r.Digest, likely, r.Endpoints)
-	r.NPlusOne = estimated
+	r.NPlusOne = nPlusOnes(r.Indexes, r.Digest, likely, r.Endpoints)
 	if r.Requests != nil {
-		// Measured per request where complete requests ran most of the
-		// class's calls; the estimate stays for a class whose calls were
-		// mostly in requests the end of the run cut (a page slower than
-		// the run is long), which the per-request view cannot count.
-		r.NPlusOne = measuredNPlusOne(r.Requests, newDigestIndex(r.Digest))
-		measured := map[string]bool{}
-		for _, n := range r.NPlusOne {
-			measured[fingerprint.Merged(n.Fingerprint)] = true
-		}
-		seen := map[string]bool{}
-		for _, c := range r.Requests.Classes {
-			var attributed int64
-			for _, e := range c.Endpoints {
-				attributed += e.Calls
-			}
-			if 2*attributed >= c.Calls {
-				seen[fingerprint.Merged(c.Fingerprint)] = true
-			}
-		}
-		for _, n := range estimated {
-			if fp := fingerprint.Merged(n.Fingerprint); !seen[fp] && !measured[fp] {
-				n.Note = strings.TrimPrefix(n.Note+"; most of its calls were in requests the end of the run cut (they outlast the run), so its counts are the run's, estimated", "; ")
-				r.NPlusOne = append(r.NPlusOne, n)
-			}
-		}
+		r.NPlusOne = withCutEstimates(measuredNPlusOne(r.Requests, newDigestIndex(r.Digest)), r.NPlusOne, r.Requests)
 	}
 	r.Hotspots = hotspots(r.Endpoints, r.Classes, r.NPlusOne)
 }
@@ -374,4 +349,33 @@ func trimNum(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// withCutEstimates is the measured N+1 patterns of the per-request view,
+// and beside them the estimated ones (from the run's per-second counts)
+// of classes the view neither measured nor attributed: those whose calls
+// were mostly in requests the end of the run cut (a page slower than the
+// run is long), which the per-request view cannot count.
+func withCutEstimates(measured, estimated []NPlusOne, rep *reqtrace.Report) []NPlusOne {
+	known := map[string]bool{}
+	for _, n := range measured {
+		known[fingerprint.Merged(n.Fingerprint)] = true
+	}
+	for _, c := range rep.Classes {
+		var attributed int64
+		for _, e := range c.Endpoints {
+			attributed += e.Calls
+		}
+		if 2*attributed >= c.Calls {
+			known[fingerprint.Merged(c.Fingerprint)] = true
+		}
+	}
+	out := measured
+	for _, n := range estimated {
+		if !known[fingerprint.Merged(n.Fingerprint)] {
+			n.Note = strings.TrimPrefix(n.Note+"; most of its calls were in requests the end of the run cut (they outlast the run), so its counts are the run's, estimated", "; ")
+			out = append(out, n)
+		}
+	}
+	return out
 }
