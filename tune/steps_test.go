@@ -39,6 +39,7 @@ func TestDefaultStepsPick(t *testing.T) {
 		finding("app-workers", changeset.PHPFPM),
 		finding("linux-somaxconn", changeset.Sysctl),
 		finding("memcached-ttl", changeset.Memcached),
+		finding("linux-noatime", changeset.Mount),
 		finding("connection-churn", changeset.App),
 		finding("mysql-flush-log-at-trx-commit"), // information only
 		finding(appNPlusOne, changeset.App),      // listed as the N+1 below
@@ -56,10 +57,10 @@ func TestDefaultStepsPick(t *testing.T) {
 		{"without --host-wide", false,
 			map[string][]string{"my.cnf": {"mysql-tmp-table-size"}, "nginx": {"nginx-gzip"}, "app workers": {"app-workers"}, "indexes": nil, "host-wide": nil},
 			map[string]string{"mysql-open-files-limit": "host-wide", "linux-somaxconn": "host-wide", "mysql-performance-schema": "observability",
-				"memcached-ttl": "memcached", "connection-churn": "application", "mysql-flush-log-at-trx-commit": "information", "n-plus-one": "one IN (...) query"}},
+				"memcached-ttl": "memcached", "linux-noatime": "fstab", "connection-churn": "application", "mysql-flush-log-at-trx-commit": "information", "n-plus-one": "one IN (...) query"}},
 		{"with --host-wide", true,
 			map[string][]string{"my.cnf": {"mysql-tmp-table-size"}, "nginx": {"nginx-gzip"}, "app workers": {"app-workers"}, "host-wide": {"mysql-open-files-limit", "linux-somaxconn"}},
-			map[string]string{"mysql-performance-schema": "observability", "memcached-ttl": "memcached"}},
+			map[string]string{"mysql-performance-schema": "observability", "memcached-ttl": "memcached", "linux-noatime": "fstab"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
