@@ -115,23 +115,28 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 }
 
 // writeDemoReport writes the report file (and, for Markdown, the chart
-// beside it as an SVG), each atomically. HTML draws its chart inline.
+// beside it as an SVG), each atomically, the report first (it makes the
+// directory, and a report that fails to render leaves no chart behind).
+// HTML draws its chart inline.
 func writeDemoReport(res *demo.LoopResult, path, format string, stderr io.Writer) error {
-	ref := ""
+	var chart []byte
+	ref, svg := "", strings.TrimSuffix(path, filepath.Ext(path))+".svg"
 	if format == report.Markdown {
-		chart, err := report.LoopChart(res)
-		if err != nil {
+		var err error
+		if chart, err = report.LoopChart(res); err != nil {
 			return err
 		}
 		if len(chart) > 0 {
-			svg := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
-			if err := atomicfile.Write(svg, 0o644, func(w io.Writer) error { _, err := w.Write(chart); return err }); err != nil {
-				return err
-			}
 			ref = filepath.Base(svg)
 		}
 	}
-	return writeReportFile(path, "demo", stderr, func(w io.Writer) error { return report.Loop(w, res, format, ref) })
+	if err := writeReportFile(path, "demo", stderr, func(w io.Writer) error { return report.Loop(w, res, format, ref) }); err != nil {
+		return err
+	}
+	if ref == "" {
+		return nil
+	}
+	return atomicfile.Write(svg, 0o644, func(w io.Writer) error { _, err := w.Write(chart); return err })
 }
 
 func newDemoDigestCmd() *cobra.Command {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/history"
+	"github.com/stacktune/stacktune/tune"
 )
 
 // TestDemoLoop runs `stacktune demo` shortened (1 s runs, one look at 4
@@ -208,5 +209,29 @@ func TestDemoFlags(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestWriteDemoReport: the report and its chart land in a directory that
+// did not exist, the report naming the chart beside it.
+func TestWriteDemoReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "dir")
+	res := &tune.Result{Runs: []history.Run{{Label: "baseline", Score: 85, Passed: true}, {Label: "indexes", Score: 1643, Passed: true}}}
+	var stderr strings.Builder
+	if err := writeDemoReport(res, filepath.Join(dir, "demo.md"), "markdown", &stderr); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "demo.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "demo.svg") {
+		t.Errorf("the report does not name its chart:\n%s", md)
+	}
+	if svg, err := os.ReadFile(filepath.Join(dir, "demo.svg")); err != nil || !strings.Contains(string(svg), "<svg") {
+		t.Errorf("chart: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "report written to") {
+		t.Errorf("stderr: %q", stderr.String())
 	}
 }
