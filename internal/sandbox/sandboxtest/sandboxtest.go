@@ -69,12 +69,6 @@ func NewRedis(t testing.TB, opts sandbox.RedisOptions) *sandbox.Redis {
 	return start(t, sandbox.StartRedis, opts)
 }
 
-// NewNetns creates a network namespace for the test.
-func NewNetns(t testing.TB) *sandbox.Netns {
-	t.Helper()
-	return start(t, func(ctx context.Context, _ struct{}) (*sandbox.Netns, error) { return sandbox.StartNetns(ctx) }, struct{}{})
-}
-
 // NewSSHD starts an sshd for the test.
 func NewSSHD(t testing.TB, opts sandbox.SSHDOptions) *sandbox.SSHD {
 	t.Helper()
