@@ -362,6 +362,7 @@ func TestRefusals(t *testing.T) {
 		{"old protocol", capSecureConnection, "pre-4.1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			waitIdle(t, p)
 			conn, err := net.Dial(p.Addr().Network(), p.Addr().String())
 			if err != nil {
 				t.Fatal(err)
@@ -389,6 +390,7 @@ func TestRefusals(t *testing.T) {
 		})
 	}
 	// Over MaxConns.
+	waitIdle(t, p)
 	db1, db2 := open(t, p, ""), open(t, p, "")
 	c1, err1 := db1.Conn(context.Background())
 	c2, err2 := db2.Conn(context.Background())
@@ -414,6 +416,19 @@ func TestRefusals(t *testing.T) {
 	}
 	if st := p.Stats(); st.Refused < 5 {
 		t.Errorf("refused %d", st.Refused)
+	}
+}
+
+// waitIdle waits until the proxy has seen every earlier connection end:
+// a client's Close returns before the proxy's handler counts it gone, so
+// a test near MaxConns would otherwise be refused for a connection that
+// has already closed.
+func waitIdle(t *testing.T, p *Proxy) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); p.Stats().Active > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections still open", p.Stats().Active)
+		}
 	}
 }
 
