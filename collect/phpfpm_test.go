@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stacktune/stacktune/internal/sandbox"
 	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/phpfpmconf"
 )
 
 // cpuScript burns some CPU per request, as an app page does: tens of
@@ -24,6 +26,7 @@ func TestPHPFPM(t *testing.T) {
 	ctx := context.Background()
 	p := sandboxtest.NewPHPFPM(t, sandbox.PHPFPMOptions{Pool: map[string]string{"pm": "static", "pm.max_children": "3", "request_terminate_timeout": "30s"},
 		Scripts: map[string]string{"cpu.php": cpuScript}})
+	waitWorkers(t, p.ConfigPath(), 3)
 	c := NewPHPFPM(p.ConfigPath(), 0)
 	if err := c.(Starter).Start(ctx); err != nil {
 		t.Fatal(err)
@@ -72,6 +75,35 @@ func TestPHPFPM(t *testing.T) {
 	// give or take a tick.
 	if n == 0 || d <= 0 || cpu <= 0 || cpu > d+0.011 {
 		t.Errorf("last requests: %v s, %v s of CPU over %d", d, cpu, n)
+	}
+}
+
+// waitWorkers waits until the pool's status lists n workers by pid. A
+// worker writes its pid into the scoreboard itself once it runs, which on
+// a loaded machine can be after the master said it was ready: until then
+// the status lists it with pid 0 and the CPU reading cannot count it.
+func waitWorkers(t *testing.T, conf string, n int) {
+	t.Helper()
+	cfg, err := phpfpmconf.Load(conf)
+	if err != nil || len(cfg.Pools) != 1 {
+		t.Fatal(cfg, err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := poolStatus(context.Background(), cfg.Pools[0])
+		listed := 0
+		if err == nil {
+			for _, p := range st.Processes {
+				if p.PID > 0 {
+					listed++
+				}
+			}
+		}
+		if listed == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d workers listed by pid (%v)", listed, n, err)
+		}
 	}
 }
 
