@@ -350,3 +350,72 @@ func TestNotLoaded(t *testing.T) {
 		t.Error("a load of 0 warehouses accepted")
 	}
 }
+
+// TestIsolation: Stock-Level runs at READ COMMITTED and every other
+// transaction at the server's level, whatever ran before it on the
+// connection, so the isolation level set on the server (a setting being
+// tuned) is the one the benchmark measures. A transaction's level is
+// seen by what it does: it reads a row twice while another connection
+// commits a change to it in between; only under READ COMMITTED does the
+// second read see the change.
+func TestIsolation(t *testing.T) {
+	m, _ := newDB(t)
+	ctx := context.Background()
+	for _, q := range []string{"CREATE TABLE tpcc.one (a INT PRIMARY KEY, v INT) ENGINE=InnoDB", "INSERT INTO tpcc.one VALUES (1, 0)"} {
+		if _, err := m.DB().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		stockLevel bool
+		want       string // "" is the server's level
+	}{{false, ""}, {true, "READ-COMMITTED"}, {false, ""}, {true, "READ-COMMITTED"}, {true, "READ-COMMITTED"}, {false, ""}}
+	for _, global := range []string{"REPEATABLE-READ", "READ-COMMITTED"} {
+		t.Run(global, func(t *testing.T) {
+			if _, err := m.DB().Exec("SET GLOBAL tx_isolation = ?", global); err != nil {
+				t.Fatal(err)
+			}
+			db, err := sql.Open("mysql", m.DSN("tpcc")) // new connections take the global level
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &session{conn: conn}
+			defer s.close()
+			read := func() (v int) {
+				if err := conn.QueryRowContext(ctx, "SELECT v FROM one WHERE a = 1").Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			for i, st := range steps {
+				if err := s.begin(ctx, st.stockLevel, st.stockLevel); err != nil {
+					t.Fatal(err)
+				}
+				before := read()
+				if _, err := m.DB().Exec("UPDATE tpcc.one SET v = v + 1 WHERE a = 1"); err != nil {
+					t.Fatal(err)
+				}
+				level := "REPEATABLE-READ"
+				if read() != before {
+					level = "READ-COMMITTED"
+				}
+				if err := s.commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+				want := st.want
+				if want == "" {
+					want = global
+				}
+				if level != want {
+					t.Errorf("transaction %d (Stock-Level %v) ran at %s, want %s", i, st.stockLevel, level, want)
+				}
+			}
+		})
+	}
+	m.DB().Exec("SET GLOBAL tx_isolation = 'REPEATABLE-READ'")
+}

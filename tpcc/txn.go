@@ -104,8 +104,8 @@ const (
 	beginReadSQL    = "START TRANSACTION READ ONLY"
 	commitSQL       = "COMMIT"
 	rollbackSQL     = "ROLLBACK"
-	isolationRCSQL  = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
-	isolationRRSQL  = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+	// Without SESSION, the level holds for the next transaction only.
+	isolationRCSQL  = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
 	maxCustomerData = 500
 )
 
@@ -124,7 +124,6 @@ var allStatements = []string{
 type session struct {
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
-	rc    bool // isolation is READ COMMITTED (Stock-Level)
 }
 
 func openSession(ctx context.Context, db *sql.DB) (*session, error) {
@@ -161,17 +160,14 @@ func (s *session) row(ctx context.Context, q string, args ...any) *sql.Row {
 
 // begin starts a transaction; readCommitted runs it at READ COMMITTED,
 // which clause 3.4.1 allows for Stock-Level (level 1 isolation), else at
-// the server's REPEATABLE READ.
+// the server's own level (REPEATABLE READ unless the server is set to
+// another): the level is set for that one transaction, so the setting
+// being tuned holds for every other transaction.
 func (s *session) begin(ctx context.Context, readCommitted, readOnly bool) error {
-	if readCommitted != s.rc {
-		q := isolationRRSQL
-		if readCommitted {
-			q = isolationRCSQL
-		}
-		if _, err := s.conn.ExecContext(ctx, q); err != nil {
+	if readCommitted {
+		if _, err := s.conn.ExecContext(ctx, isolationRCSQL); err != nil {
 			return err
 		}
-		s.rc = readCommitted
 	}
 	q := beginSQL
 	if readOnly {
