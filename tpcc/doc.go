@@ -55,8 +55,10 @@
 //
 // Each terminal has its own connection with every statement prepared on
 // it, and runs a transaction between START TRANSACTION and COMMIT on
-// that connection, at the server's REPEATABLE READ (Stock-Level at READ
-// COMMITTED, which clause 3.4.1 allows it). New-Order locks its stock
+// that connection, at the server's isolation level (REPEATABLE READ
+// unless the server is set otherwise: the level is a setting under
+// test), Stock-Level at READ COMMITTED, which clause 3.4.1 allows it, set
+// for its one transaction. New-Order locks its stock
 // rows in (warehouse, item) order rather than the order keyed, so two
 // New-Orders cannot deadlock over stock. A deadlock (error 1213) or a
 // lock wait timeout (1205) rolls the transaction back and runs it again
