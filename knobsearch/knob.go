@@ -206,6 +206,8 @@ func catalogue(srv mysqlvar.Server) []Knob {
 			Source: "seed 002 (sync_binlog=0)"},
 	}
 	if srv.IsMariaDB() {
+		ks = append(ks, Knob{Name: "innodb_log_file_buffering", Kind: Enum, Values: []string{"OFF", "ON"},
+			Source: "MariaDB KB 'innodb_log_file_buffering' (the redo log through the page cache or O_DIRECT: which commits faster depends on the storage)"})
 		ks = append(ks, Knob{Name: "thread_handling", Kind: Enum, Values: []string{"one-thread-per-connection", "pool-of-threads"},
 			Source: "MariaDB KB 'Thread Pool in MariaDB' (fewer threads than connections on a small host)"})
 	}

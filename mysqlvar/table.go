@@ -90,6 +90,8 @@ var versionTable = []varFact{
 		source: "MySQL manual 'Redo Log' (8.0.30: replaces innodb_log_file_size x innodb_log_files_in_group, resizable online)"},
 	{name: "innodb_log_buffer_size", mysql: always, mariadb: always, dynMySQL: since(8, 0, 11),
 		source: "MySQL manual (dynamic since 8.0.11); MariaDB KB; verified read-only on 10.11.19"},
+	{name: "innodb_log_file_buffering", mariadb: since(10, 8, 4), dynMariaDB: since(10, 8, 4),
+		source: "MariaDB KB 'System Variables Added in MariaDB 10.8' (10.8.4: the redo log through the file system cache, off where the log can be written with O_DIRECT); verified dynamic on 10.11.19"},
 	// Durability
 	{name: "innodb_flush_log_at_trx_commit", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual; MariaDB KB"},
 	{name: "sync_binlog", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual (default 1 since 5.7.7); MariaDB KB (default 0)"},
