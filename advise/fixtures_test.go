@@ -78,6 +78,8 @@ func defaultValue(name, flavor string, v mysqlvar.Version) string {
 			return "67108864"
 		}
 		return "16777216"
+	case "innodb_log_file_buffering":
+		return "OFF"
 	case "innodb_flush_log_at_trx_commit":
 		return "1"
 	case "sync_binlog":
