@@ -27,7 +27,9 @@
 //     consumers it needs are turned on for the run and off again. Its
 //     limits: the history is a ring (1000 or 10000 statements by
 //     default), read every 50 ms, and a read that finds it went round says
-//     statements were lost; the server's timer is tied to this host's
+//     statements were lost; the server writes a row without a lock, so a
+//     row is taken only once a second read returns it unchanged (a read
+//     can catch it half written); the server's timer is tied to this host's
 //     clock by a calibration query (within half its round trip); MariaDB
 //     records no text for executions of prepared statements (they count in
 //     their requests' DB time, in no class); texts are cut at

@@ -1,10 +1,14 @@
 package reqtrace
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,8 +46,9 @@ type pfsHistory struct {
 	offset   int64 // wall nanoseconds = offset + timer picoseconds / 1000
 	slack    time.Duration
 	lastEnd  uint64
-	seen     map[[2]uint64]uint64
-	enabled  []string // the consumers it turned on
+	seen     map[[2]uint64]uint64 // rows passed on: their TIMER_END
+	pending  map[[2]uint64]pfsRow // rows read once (see poll)
+	enabled  []string             // the consumers it turned on
 	sink     func(rawStmt)
 	textMax  int
 	noText   int64
@@ -68,7 +73,7 @@ func startPFS(ctx context.Context, db *sql.DB, sink func(rawStmt), say func(stri
 	if err != nil {
 		return nil, err
 	}
-	h := &pfsHistory{conn: conn, seen: map[[2]uint64]uint64{}, sink: sink}
+	h := &pfsHistory{conn: conn, seen: map[[2]uint64]uint64{}, pending: map[[2]uint64]pfsRow{}, sink: sink}
 	defer func() {
 		if err != nil {
 			h.restore()
@@ -177,7 +182,12 @@ func (h *pfsHistory) loop(ctx context.Context) {
 	}
 }
 
-// poll reads the statements that ended since the last poll.
+// poll reads the statements that ended since the last poll. A row is
+// passed on only once a second read returns it unchanged: the server
+// copies a finished statement into the history without a lock, so a read
+// can catch a row half written (its text or times not yet there), and the
+// window each read re-reads (pfsMargin, many polls long) gives every row
+// a second read.
 func (h *pfsHistory) poll(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -199,42 +209,74 @@ func (h *pfsHistory) poll(ctx context.Context) error {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var thread, event, start, end uint64
-		var name string
+		var r pfsRow
 		var text sql.RawBytes
-		var sent, examined int64
-		if err := rows.Scan(&thread, &event, &name, &start, &end, &text, &sent, &examined); err != nil {
+		if err := rows.Scan(&r.thread, &r.event, &r.name, &r.start, &r.end, &text, &r.sent, &r.examined); err != nil {
 			return err
 		}
-		k := [2]uint64{thread, event}
+		k := [2]uint64{r.thread, r.event}
 		if _, ok := h.seen[k]; ok {
 			continue
 		}
-		h.seen[k] = end
-		if end > h.lastEnd {
-			h.lastEnd = end
-		}
-		if strings.HasSuffix(name, "/Quit") || strings.HasSuffix(name, "/Sleep") {
+		r.text, r.hasText = bytes.Clone(text), text != nil
+		if p, ok := h.pending[k]; !ok || !p.same(r) {
+			h.pending[k] = r // kept until a later read agrees
 			continue
 		}
-		rs := rawStmt{conn: thread, start: time.Unix(0, h.offset+int64(start/1000)), end: time.Unix(0, h.offset+int64(end/1000)),
-			rowsSent: sent, rowsEx: examined, exKnown: true}
-		switch {
-		case text != nil:
-			rs.text = text // valid until the next Scan: the sink copies what it keeps
-			rs.cut = h.textMax > 0 && len(text) >= h.textMax
-		case strings.HasSuffix(name, "/Execute"):
-			h.noText++
-		}
-		h.sink(rs)
+		h.accept(k, r)
 	}
-	// Forget what is past the margin.
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// Forget what is past the margin; a row read once that no later read
+	// returned (it left the window between two reads) is taken as read.
+	for k, r := range h.pending {
+		if r.end+2*pfsMargin < h.lastEnd {
+			h.accept(k, r)
+		}
+	}
 	for k, end := range h.seen {
 		if end+2*pfsMargin < h.lastEnd {
 			delete(h.seen, k)
 		}
 	}
-	return rows.Err()
+	return nil
+}
+
+// pfsRow is a row of the history as one read returned it.
+type pfsRow struct {
+	thread, event, start, end uint64
+	name                      string
+	text                      []byte
+	hasText                   bool // SQL_TEXT was not NULL
+	sent, examined            int64
+}
+
+func (r pfsRow) same(o pfsRow) bool {
+	return r.start == o.start && r.end == o.end && r.name == o.name && r.hasText == o.hasText &&
+		r.sent == o.sent && r.examined == o.examined && bytes.Equal(r.text, o.text)
+}
+
+// accept passes a row on to the sink, once.
+func (h *pfsHistory) accept(k [2]uint64, r pfsRow) {
+	delete(h.pending, k)
+	h.seen[k] = r.end
+	if r.end > h.lastEnd {
+		h.lastEnd = r.end
+	}
+	if strings.HasSuffix(r.name, "/Quit") || strings.HasSuffix(r.name, "/Sleep") {
+		return
+	}
+	rs := rawStmt{conn: r.thread, start: time.Unix(0, h.offset+int64(r.start/1000)), end: time.Unix(0, h.offset+int64(r.end/1000)),
+		rowsSent: r.sent, rowsEx: r.examined, exKnown: true}
+	switch {
+	case r.hasText:
+		rs.text = r.text
+		rs.cut = h.textMax > 0 && len(r.text) >= h.textMax
+	case strings.HasSuffix(r.name, "/Execute"):
+		h.noText++
+	}
+	h.sink(rs)
 }
 
 // stop reads the history a last time, turns off the consumers it turned
@@ -245,9 +287,18 @@ func (h *pfsHistory) stop(ctx context.Context) error {
 	h.mu.Lock()
 	err := h.pollErr
 	h.mu.Unlock()
-	if err == nil {
-		err = h.poll(ctx)
+	for range 2 { // the second read confirms the rows the first saw first
+		if err == nil {
+			err = h.poll(ctx)
+		}
 	}
+	h.mu.Lock()
+	for _, k := range slices.SortedFunc(maps.Keys(h.pending), func(a, b [2]uint64) int {
+		return cmp.Or(cmp.Compare(h.pending[a].end, h.pending[b].end), cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	}) {
+		h.accept(k, h.pending[k])
+	}
+	h.mu.Unlock()
 	if rerr := h.restore(); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
