@@ -220,6 +220,7 @@ func (h *pfsHistory) poll(ctx context.Context) error {
 		}
 		r.text, r.hasText = bytes.Clone(text), text != nil
 		if p, ok := h.pending[k]; !ok || !p.same(r) {
+			r.readAt = h.lastEnd
 			h.pending[k] = r // kept until a later read agrees
 			continue
 		}
@@ -230,8 +231,10 @@ func (h *pfsHistory) poll(ctx context.Context) error {
 	}
 	// Forget what is past the margin; a row read once that no later read
 	// returned (it left the window between two reads) is taken as read.
+	// That is judged by when it was read, not by its TIMER_END, which a
+	// half-written row may not have yet.
 	for k, r := range h.pending {
-		if r.end+2*pfsMargin < h.lastEnd {
+		if r.readAt+2*pfsMargin < h.lastEnd {
 			h.accept(k, r)
 		}
 	}
@@ -250,6 +253,7 @@ type pfsRow struct {
 	text                      []byte
 	hasText                   bool // SQL_TEXT was not NULL
 	sent, examined            int64
+	readAt                    uint64 // the reader's lastEnd when this version was read
 }
 
 func (r pfsRow) same(o pfsRow) bool {
