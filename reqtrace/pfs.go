@@ -214,25 +214,37 @@ func (h *pfsHistory) poll(ctx context.Context) error {
 		if err := rows.Scan(&r.thread, &r.event, &r.name, &r.start, &r.end, &text, &r.sent, &r.examined); err != nil {
 			return err
 		}
-		k := [2]uint64{r.thread, r.event}
-		if _, ok := h.seen[k]; ok {
-			continue
-		}
 		r.text, r.hasText = bytes.Clone(text), text != nil
-		if p, ok := h.pending[k]; !ok || !p.same(r) {
-			r.readAt = h.lastEnd
-			h.pending[k] = r // kept until a later read agrees
-			continue
-		}
-		h.accept(k, r)
+		h.take(r)
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	// Forget what is past the margin; a row read once that no later read
-	// returned (it left the window between two reads) is taken as read.
-	// That is judged by when it was read, not by its TIMER_END, which a
-	// half-written row may not have yet.
+	h.expire()
+	return nil
+}
+
+// take handles a row as one read returned it: a row already passed on
+// is skipped, a new or changed one is kept until a later read agrees,
+// and one that agrees is passed on.
+func (h *pfsHistory) take(r pfsRow) {
+	k := [2]uint64{r.thread, r.event}
+	if _, ok := h.seen[k]; ok {
+		return
+	}
+	if p, ok := h.pending[k]; !ok || !p.same(r) {
+		r.readAt = h.lastEnd
+		h.pending[k] = r
+		return
+	}
+	h.accept(k, r)
+}
+
+// expire forgets what is past the margin; a row read once that no later
+// read returned (it left the window between two reads) is taken as read.
+// That is judged by when it was read, not by its TIMER_END, which a
+// half-written row may not have yet.
+func (h *pfsHistory) expire() {
 	for k, r := range h.pending {
 		if r.readAt+2*pfsMargin < h.lastEnd {
 			h.accept(k, r)
@@ -243,7 +255,16 @@ func (h *pfsHistory) poll(ctx context.Context) error {
 			delete(h.seen, k)
 		}
 	}
-	return nil
+}
+
+// flush passes on every row still waiting for a second read, in the
+// order they ended (the last reads are over).
+func (h *pfsHistory) flush() {
+	for _, k := range slices.SortedFunc(maps.Keys(h.pending), func(a, b [2]uint64) int {
+		return cmp.Or(cmp.Compare(h.pending[a].end, h.pending[b].end), cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	}) {
+		h.accept(k, h.pending[k])
+	}
 }
 
 // pfsRow is a row of the history as one read returned it.
@@ -297,11 +318,7 @@ func (h *pfsHistory) stop(ctx context.Context) error {
 		}
 	}
 	h.mu.Lock()
-	for _, k := range slices.SortedFunc(maps.Keys(h.pending), func(a, b [2]uint64) int {
-		return cmp.Or(cmp.Compare(h.pending[a].end, h.pending[b].end), cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
-	}) {
-		h.accept(k, h.pending[k])
-	}
+	h.flush()
 	h.mu.Unlock()
 	if rerr := h.restore(); rerr != nil {
 		err = errors.Join(err, rerr)

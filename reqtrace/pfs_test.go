@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,5 +102,59 @@ func TestPFSOff(t *testing.T) {
 	_, _, err := Trace(context.Background(), TraceOptions{Bench: benchrun.Options{URL: "http://127.0.0.1:9/", Load: loadgen.Options{Duration: time.Second}}, PFS: m.DB()})
 	if !errors.Is(err, ErrPFSOff) {
 		t.Errorf("err %v", err)
+	}
+}
+
+// TestPFSSecondRead feeds the history reader the rows successive reads
+// return: a row is passed on once, in the version two reads agreed on,
+// so a row caught half written (no text, no end yet) is never what the
+// report counts; a row no later read returns is passed on once it is
+// past the margin, and the rows left at the end are passed on by flush.
+func TestPFSSecondRead(t *testing.T) {
+	const s = uint64(time.Second / time.Nanosecond * 1000) // a second in picoseconds
+	row := func(event, end uint64, text string) pfsRow {
+		return pfsRow{thread: 7, event: event, name: "statement/sql/select", start: end - 1000, end: end, text: []byte(text), hasText: true}
+	}
+	torn := pfsRow{thread: 7, event: 1, name: "statement/sql/select", hasText: true} // text and times not written yet
+	whole := row(1, 10*s, "SELECT 1 /*route='/a'*/")
+	later := func(event uint64, at uint64) pfsRow { return row(event, at, "SELECT 2") }
+	cases := []struct {
+		name  string
+		reads [][]pfsRow
+		flush bool
+		want  []string // texts passed on, in order
+	}{
+		{"read twice", [][]pfsRow{{whole}, {whole}}, false, []string{"SELECT 1 /*route='/a'*/"}},
+		{"read once: waits", [][]pfsRow{{whole}}, false, nil},
+		{"read three times: once", [][]pfsRow{{whole}, {whole}, {whole}}, false, []string{"SELECT 1 /*route='/a'*/"}},
+		{"torn, then whole twice", [][]pfsRow{{torn}, {whole}, {whole}}, false, []string{"SELECT 1 /*route='/a'*/"}},
+		{"torn, then whole once: waits", [][]pfsRow{{torn}, {whole}}, false, nil},
+		{"torn, then whole once, then the end", [][]pfsRow{{torn}, {whole}}, true, []string{"SELECT 1 /*route='/a'*/"}},
+		{"read once, later rows not yet past the margin", [][]pfsRow{{whole}, {later(2, 9*s+s/2)}, {later(2, 9*s+s/2)}}, false,
+			[]string{"SELECT 2"}},
+		{"read once, then past the margin", [][]pfsRow{{whole}, {later(2, 11*s)}, {later(2, 11*s)}}, false,
+			[]string{"SELECT 2", "SELECT 1 /*route='/a'*/"}},
+		{"torn once, then past the margin", [][]pfsRow{{torn}, {later(2, 11*s)}, {later(2, 11*s)}}, false,
+			[]string{"SELECT 2", ""}},
+		{"flush in the order they ended", [][]pfsRow{{later(5, 13*s), whole}}, true, []string{"SELECT 1 /*route='/a'*/", "SELECT 2"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			h := &pfsHistory{lastEnd: 9 * s, seen: map[[2]uint64]uint64{}, pending: map[[2]uint64]pfsRow{},
+				sink: func(r rawStmt) { got = append(got, string(r.text)) }}
+			for _, read := range c.reads {
+				for _, r := range read {
+					h.take(r)
+				}
+				h.expire()
+			}
+			if c.flush {
+				h.flush()
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("passed on %q, want %q", got, c.want)
+			}
+		})
 	}
 }

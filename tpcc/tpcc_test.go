@@ -417,5 +417,4 @@ func TestIsolation(t *testing.T) {
 			}
 		})
 	}
-	m.DB().Exec("SET GLOBAL tx_isolation = 'REPEATABLE-READ'")
 }
