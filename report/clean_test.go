@@ -20,9 +20,12 @@ import (
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/fleet"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/internal/golden"
+	"github.com/stacktune/stacktune/knobsearch"
+	"github.com/stacktune/stacktune/tpcc"
 	"github.com/stacktune/stacktune/tune"
 )
 
@@ -477,6 +480,24 @@ var renderers = []renderer{
 	{"applyplan", ApplyFormats,
 		func(w io.Writer, v any, f string) error { return ApplyDryRun(w, v.(*dryRunView).plan(), f) },
 		func(h string) any { return hostileDryRun(h) }, &dryRunView{}, nil},
+	{"tpcc-run", TPCCFormats,
+		func(w io.Writer, v any, f string) error { return TPCCRun(w, v.(*tpcc.Result), f) },
+		func(h string) any { return hostileTPCCRun(h) }, &tpcc.Result{}, nil},
+	{"tpcc-check", TPCCFormats,
+		func(w io.Writer, v any, f string) error { return TPCCCheck(w, v.(*tpcc.CheckResult), f) },
+		func(h string) any { return hostileTPCCCheck(h) }, &tpcc.CheckResult{}, nil},
+	{"search", SearchFormats,
+		func(w io.Writer, v any, f string) error { return Search(w, v.(*knobsearch.Result), f) },
+		func(h string) any { return hostileSearch(h) }, &knobsearch.Result{}, nil},
+	{"fleet-audit", FleetFormats,
+		func(w io.Writer, v any, f string) error { return FleetAudit(w, v.(*fleet.Report), f) },
+		func(h string) any { return hostileFleetAudit(h) }, &fleet.Report{}, nil},
+	{"fleet-apply", FleetApplyFormats,
+		func(w io.Writer, v any, f string) error { return FleetApply(w, v.(*fleet.ApplyReport), f) },
+		func(h string) any { return hostileFleetApply(h) }, &fleet.ApplyReport{}, nil},
+	{"fleet-plan", FleetFormats,
+		func(w io.Writer, v any, f string) error { return FleetPlan(w, v.(*fleet.Plan), f) },
+		func(h string) any { return hostileFleetPlan(h) }, &fleet.Plan{}, nil},
 }
 
 // TestHostileStrings renders every report type in every format with each

@@ -9,8 +9,11 @@ import (
 	"github.com/stacktune/stacktune/fleet"
 )
 
-// FleetFormats are the formats FleetAudit renders.
+// FleetFormats are the formats FleetAudit and FleetPlan render.
 var FleetFormats = []string{Text, JSON, Markdown}
+
+// FleetApplyFormats are the formats FleetApply renders.
+var FleetApplyFormats = []string{Text, JSON}
 
 // FleetHosts lists a fleet collection host by host: answered (with its
 // time) or failed (with the stage and the reason).
@@ -33,6 +36,9 @@ func FleetHosts(w io.Writer, s *fleet.Snapshot) error {
 // hosts each applies to, then the outlier hosts; the hosts that did not
 // answer first.
 func FleetAudit(w io.Writer, r *fleet.Report, format string) error {
+	if r == nil {
+		r = &fleet.Report{}
+	}
 	switch format {
 	case JSON:
 		return WriteJSON(w, r)
@@ -56,7 +62,7 @@ func FleetAudit(w io.Writer, r *fleet.Report, format string) error {
 		}
 		for _, h := range r.Failed {
 			if md {
-				ew.printf("| %s | %s | %s | %s |\n", mdEscape(h.Name), mdEscape(h.Role), h.Stage, mdEscape(h.Error))
+				ew.printf("| %s | %s | %s | %s |\n", mdEscape(h.Name), mdEscape(h.Role), mdEscape(string(h.Stage)), mdEscape(h.Error))
 			} else {
 				ew.printf("   %-20s %-8s %s: %s\n", h.Name, h.Role, h.Stage, h.Error)
 			}
@@ -97,7 +103,7 @@ func FleetAudit(w io.Writer, r *fleet.Report, format string) error {
 		}
 		for _, o := range role.Outliers {
 			if md {
-				ew.printf("| %s | %s %s | %s | %s | %s |\n", mdEscape(o.Host), o.Layer, mdEscape(o.Metric), mdEscape(o.Value), mdEscape(o.Typical), mdEscape(o.Why))
+				ew.printf("| %s | %s %s | %s | %s | %s |\n", mdEscape(o.Host), mdEscape(o.Layer), mdEscape(o.Metric), mdEscape(o.Value), mdEscape(o.Typical), mdEscape(o.Why))
 			} else {
 				ew.printf("   %-20s %s %s = %s (role: %s; %s)\n", o.Host, o.Layer, o.Metric, o.Value, o.Typical, o.Why)
 			}
@@ -159,12 +165,15 @@ func plural(n int, word string) string {
 // FleetApply renders a rolling fleet apply: each batch's hosts with their
 // state, where the roll stopped, and what a person must finish by hand.
 func FleetApply(w io.Writer, r *fleet.ApplyReport, format string) error {
+	if r == nil {
+		r = &fleet.ApplyReport{}
+	}
 	switch format {
 	case JSON:
 		return WriteJSON(w, r)
 	case Text, "":
 	default:
-		return CheckFormat(format, Text, JSON)
+		return CheckFormat(format, FleetApplyFormats...)
 	}
 	ew := &errWriter{w: w}
 	counts := map[string]int{}
@@ -177,7 +186,11 @@ func FleetApply(w io.Writer, r *fleet.ApplyReport, format string) error {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}
 	}
-	ew.printf("# fleet apply %q: %d hosts in %d batches: %s (%s)\n", r.Label, len(r.Hosts), len(r.Batches), strings.Join(parts, ", "),
+	states := ""
+	if len(parts) > 0 {
+		states = ": " + strings.Join(parts, ", ")
+	}
+	ew.printf("# fleet apply %q: %d hosts in %d batches%s (%s)\n", r.Label, len(r.Hosts), len(r.Batches), states,
 		(time.Duration(r.ElapsedS * float64(time.Second))).Round(time.Millisecond))
 	if r.StoppedAt != "" {
 		ew.printf("# stopped at %s: the batches after its own were not started and every host where the change set was in place was rolled back\n", r.StoppedAt)
@@ -200,8 +213,11 @@ func FleetApply(w io.Writer, r *fleet.ApplyReport, format string) error {
 			line += fmt.Sprintf(" %.1fs", h.ElapsedS)
 		}
 		ew.printf("%s\n", strings.TrimRight(line, " "))
-		if h.Error != "" {
+		switch {
+		case h.Error != "" && h.Stage != "":
 			ew.printf("      %s: %s\n", h.Stage, h.Error)
+		case h.Error != "":
+			ew.printf("      %s\n", h.Error)
 		}
 		if h.HandFix != "" {
 			ew.printf("      finish by hand on %s: %s\n", h.Name, h.HandFix)
@@ -218,6 +234,9 @@ func FleetApply(w io.Writer, r *fleet.ApplyReport, format string) error {
 // FleetPlan renders a capacity plan made from a fleet: what was taken from
 // the fleet snapshot, then the plan as Capacity renders it.
 func FleetPlan(w io.Writer, p *fleet.Plan, format string) error {
+	if p == nil {
+		p = &fleet.Plan{}
+	}
 	switch format {
 	case JSON:
 		return WriteJSON(w, p)

@@ -19,6 +19,9 @@ var SearchFormats = []string{Text, Markdown, JSON}
 // influence, the best configuration, the final comparison with its
 // intervals, and the change set.
 func Search(w io.Writer, r *knobsearch.Result, format string) error {
+	if r == nil {
+		r = &knobsearch.Result{}
+	}
 	if err := CheckFormat(format, SearchFormats...); err != nil {
 		return err
 	}
@@ -134,10 +137,13 @@ func Search(w io.Writer, r *knobsearch.Result, format string) error {
 			line(s.Phase + ": " + what)
 		}
 	}
-	best := r.BestTrial()
 	heading("Best")
-	line(fmt.Sprintf("trial %d (%s): %s", best.N, best.Label, best.Summary))
-	line("configuration: " + best.Config.String())
+	if best := r.BestTrial(); best.N > 0 {
+		line(fmt.Sprintf("trial %d (%s): %s", best.N, best.Label, best.Summary))
+		line("configuration: " + best.Config.String())
+	} else {
+		line("no trial finished")
+	}
 	if c := r.Comparison; c != nil {
 		rounds := 0
 		if len(c.Arms) > 0 {

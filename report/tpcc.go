@@ -58,6 +58,9 @@ func TPCCLoadProgressLine(p tpcc.LoadProgress) string {
 // retries and deadlocks, and response times against the 90th-percentile
 // limit.
 func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
+	if r == nil {
+		r = &tpcc.Result{}
+	}
 	if err := CheckFormat(format, TPCCFormats...); err != nil {
 		return err
 	}
@@ -122,6 +125,8 @@ func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
 		}
 	}
 	switch {
+	case r.Completed == 0:
+		bullet("mix and response times: no transaction completed")
 	case len(low) > 0:
 		bullet("mix: below the minimum share by more than the terminals' last decks explain (transactions lost): " + strings.Join(low, ", "))
 	case len(short) > 0:
@@ -129,9 +134,11 @@ func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
 	default:
 		bullet("mix: every transaction at or above its minimum share")
 	}
-	if r.ResponseTimesOK {
+	switch {
+	case r.Completed == 0:
+	case r.ResponseTimesOK:
 		bullet("response times: every 90th percentile within its limit")
-	} else {
+	default:
 		var over []string
 		for _, t := range r.Transactions {
 			switch {
@@ -170,6 +177,9 @@ func limitText(t tpcc.TxStats) string {
 
 // TPCCCheck renders the consistency conditions.
 func TPCCCheck(w io.Writer, r *tpcc.CheckResult, format string) error {
+	if r == nil {
+		r = &tpcc.CheckResult{}
+	}
 	if err := CheckFormat(format, TPCCFormats...); err != nil {
 		return err
 	}
