@@ -16,7 +16,7 @@
 // from the same bytes (the data dir restored), and package abtest's
 // intervals of the ratio of medians.
 //
-//	go run ./bench/tpccbench                                  # 10 warehouses, 16 connections, about 45 minutes
+//	go run ./bench/tpccbench                                  # 10 warehouses, 16 connections, about 40 minutes
 //	go run ./bench/tpccbench --markdown                       # + the Markdown for docs/benchmarks.md
 //	go run ./bench/tpccbench -w 2 -d 10s --warmup 3s --screen 3 --trials 2 --repeats 4   # a quick look
 //	go run ./bench/tpccbench --load-only -w 10                # the loader's time alone
