@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -286,18 +287,18 @@ func (p *prover) proveTable(ctx context.Context, schema, table string, cands []*
 		if !active[c] {
 			continue
 		}
-		ok, why := false, ""
+		ok, whys := false, []string{}
 		for _, id := range c.Queries {
-			w, h := judge(before[id], after[id])
+			why, h := judge(before[id], after[id])
 			if h {
 				ok = true
-			} else if why == "" || strings.HasPrefix(w, "halved") {
-				why = w
+			} else if !slices.Contains(whys, why) {
+				whys = append(whys, why)
 			}
 		}
 		if !ok {
 			active[c] = false
-			reason[c] = why
+			reason[c] = strings.Join(whys, "; ")
 			if err := p.drop(ctx, c); err != nil {
 				return nil, nil, err
 			}
