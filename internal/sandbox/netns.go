@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -206,7 +207,8 @@ func (n *Netns) Do(fn func() error) error {
 // about 60 s, TCP_TIMEWAIT_LEN): count connections to a listener of its
 // own on port (0: any free one; the namespace has its own ports, so 3306
 // is free there), each closed first by the client, as non-persistent PHP
-// closes its MySQL connections.
+// closes its MySQL connections. It returns once all count are in
+// TIME_WAIT, as /proc/net/tcp shows them.
 func (n *Netns) TimeWait(ctx context.Context, port, count int) error {
 	return n.Do(func() error {
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
@@ -214,6 +216,7 @@ func (n *Netns) TimeWait(ctx context.Context, port, count int) error {
 			return err
 		}
 		defer l.Close()
+		var closed sync.WaitGroup
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -224,21 +227,62 @@ func (n *Netns) TimeWait(ctx context.Context, port, count int) error {
 				}
 				// Wait for the client's FIN, then close: the client
 				// closed first and holds the TIME_WAIT.
+				closed.Add(1)
 				go func() {
+					defer closed.Done()
 					_, _ = c.Read(make([]byte, 1))
 					c.Close()
 				}()
 			}
 		}()
 		var d net.Dialer
+		ours := map[string]bool{} // the clients' local ports, in hex as /proc/net/tcp writes them
 		for i := 0; i < count; i++ {
 			c, err := d.DialContext(ctx, "tcp", l.Addr().String())
 			if err != nil {
 				return fmt.Errorf("sandbox: netns %s: connection %d: %w", n.name, i+1, err)
 			}
+			ours[fmt.Sprintf("%04X", c.LocalAddr().(*net.TCPAddr).Port)] = true
 			c.Close()
 		}
 		<-done
-		return nil
+		closed.Wait()
+		// A client socket is in TIME_WAIT once the listener's FIN has
+		// reached it; until then it is in FIN_WAIT_2, and a reader of
+		// /proc/net/tcp would count it short.
+		lport := l.Addr().(*net.TCPAddr).Port
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			tw, err := timeWaitTo(lport, ours)
+			if err != nil || tw == count {
+				return err
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("sandbox: netns %s: %d of %d sockets reached TIME_WAIT", n.name, tw, count)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	})
+}
+
+// timeWaitTo counts the sockets in TIME_WAIT toward port, from one of the
+// local ports in from (in hex, as /proc/net/tcp writes them), in the
+// calling thread's network namespace.
+func timeWaitTo(port int, from map[string]bool) (int, error) {
+	b, err := os.ReadFile("/proc/thread-self/net/tcp")
+	if err != nil {
+		return 0, err
+	}
+	want := fmt.Sprintf(":%04X", port)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasSuffix(f[2], want) || f[3] != "06" {
+			continue
+		}
+		if _, local, ok := strings.Cut(f[1], ":"); ok && from[local] {
+			n++
+		}
+	}
+	return n, nil
 }
