@@ -108,15 +108,6 @@ func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
 		tw.Flush()
 		bw.WriteString("\n")
 	}
-	var low, short []string
-	for _, t := range r.Transactions {
-		switch {
-		case !t.MixOK:
-			low = append(low, fmt.Sprintf("%s %.1f%% < %.0f%%", t.Name, t.Mix, t.MinMix))
-		case t.Mix < t.MinMix:
-			short = append(short, fmt.Sprintf("%s %.1f%%", t.Name, t.Mix))
-		}
-	}
 	bullet := func(s string) {
 		if md {
 			fprintf(bw, "- %s\n", mdEscape(s))
@@ -124,31 +115,8 @@ func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
 			fprintf(bw, "%s\n", s)
 		}
 	}
-	switch {
-	case r.Completed == 0:
-		bullet("mix and response times: no transaction completed")
-	case len(low) > 0:
-		bullet("mix: below the minimum share by more than the terminals' last decks explain (transactions lost): " + strings.Join(low, ", "))
-	case len(short) > 0:
-		bullet("mix: " + strings.Join(short, ", ") + " under the minimum only by what the terminals' last, partly dealt decks hold (every full deck of 100 holds 45/43/4/4/4): a longer run reaches it")
-	default:
-		bullet("mix: every transaction at or above its minimum share")
-	}
-	switch {
-	case r.Completed == 0:
-	case r.ResponseTimesOK:
-		bullet("response times: every 90th percentile within its limit")
-	default:
-		var over []string
-		for _, t := range r.Transactions {
-			switch {
-			case t.Completed == 0:
-				over = append(over, t.Name+" none completed")
-			case !t.LimitOK:
-				over = append(over, fmt.Sprintf("%s p90 %s > %s", t.Name, Duration(t.P90), Duration(t.Limit)))
-			}
-		}
-		bullet("response times: over the limit: " + strings.Join(over, ", "))
+	for _, l := range tpccVerdicts(r) {
+		bullet(l)
 	}
 	for _, t := range r.Transactions {
 		if t.Skipped > 0 {
@@ -162,6 +130,40 @@ func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
 		bullet("note: " + n)
 	}
 	return bw.Flush()
+}
+
+// tpccVerdicts are a run's lines on its mix and its response times.
+func tpccVerdicts(r *tpcc.Result) []string {
+	if r.Completed == 0 {
+		return []string{"mix and response times: no transaction completed"}
+	}
+	var out, low, short, over []string
+	for _, t := range r.Transactions {
+		switch {
+		case !t.MixOK:
+			low = append(low, fmt.Sprintf("%s %.1f%% < %.0f%%", t.Name, t.Mix, t.MinMix))
+		case t.Mix < t.MinMix:
+			short = append(short, fmt.Sprintf("%s %.1f%%", t.Name, t.Mix))
+		}
+		switch {
+		case t.Completed == 0:
+			over = append(over, t.Name+" none completed")
+		case !t.LimitOK:
+			over = append(over, fmt.Sprintf("%s p90 %s > %s", t.Name, Duration(t.P90), Duration(t.Limit)))
+		}
+	}
+	switch {
+	case len(low) > 0:
+		out = append(out, "mix: below the minimum share by more than the terminals' last decks explain (transactions lost): "+strings.Join(low, ", "))
+	case len(short) > 0:
+		out = append(out, "mix: "+strings.Join(short, ", ")+" under the minimum only by what the terminals' last, partly dealt decks hold (every full deck of 100 holds 45/43/4/4/4): a longer run reaches it")
+	default:
+		out = append(out, "mix: every transaction at or above its minimum share")
+	}
+	if r.ResponseTimesOK {
+		return append(out, "response times: every 90th percentile within its limit")
+	}
+	return append(out, "response times: over the limit: "+strings.Join(over, ", "))
 }
 
 func limitText(t tpcc.TxStats) string {
