@@ -270,7 +270,7 @@ func runFleetApply(ctx context.Context, cmd *cobra.Command, fo fleetApplyFlags, 
 	case o.ddl != "":
 		return errors.New("--ddl with --hosts: DDL goes to one database server, not to every host: apply it there")
 	}
-	if err := report.CheckFormat(o.format, report.Text, report.JSON); err != nil {
+	if err := report.CheckFormat(o.format, report.FleetApplyFormats...); err != nil {
 		return err
 	}
 	hosts, err := fo.selectHosts()
