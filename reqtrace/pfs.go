@@ -214,7 +214,7 @@ func (h *pfsHistory) poll(ctx context.Context) error {
 		if err := rows.Scan(&r.thread, &r.event, &r.name, &r.start, &r.end, &text, &r.sent, &r.examined); err != nil {
 			return err
 		}
-		r.text, r.hasText = bytes.Clone(text), text != nil
+		r.text, r.hasText = text, text != nil // valid until the next Scan: take copies what it keeps
 		h.take(r)
 	}
 	if err := rows.Err(); err != nil {
@@ -226,18 +226,22 @@ func (h *pfsHistory) poll(ctx context.Context) error {
 
 // take handles a row as one read returned it: a row already passed on
 // is skipped, a new or changed one is kept until a later read agrees,
-// and one that agrees is passed on.
+// and one that agrees is passed on (the kept copy). r.text may be the
+// driver's buffer: only a row kept is copied, so the rows every poll
+// re-reads cost no allocation.
 func (h *pfsHistory) take(r pfsRow) {
 	k := [2]uint64{r.thread, r.event}
 	if _, ok := h.seen[k]; ok {
 		return
 	}
-	if p, ok := h.pending[k]; !ok || !p.same(r) {
+	p, ok := h.pending[k]
+	if !ok || !p.same(r) {
+		r.text = bytes.Clone(r.text)
 		r.readAt = h.lastEnd
 		h.pending[k] = r
 		return
 	}
-	h.accept(k, r)
+	h.accept(k, p)
 }
 
 // expire forgets what is past the margin; a row read once that no later

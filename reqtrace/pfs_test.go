@@ -158,3 +158,21 @@ func TestPFSSecondRead(t *testing.T) {
 		})
 	}
 }
+
+// TestPFSBufferReuse: the driver reuses a row's text buffer at the next
+// Scan, so the reader keeps a copy of a row it waits on; the text passed
+// on is the one read, not what the buffer holds later.
+func TestPFSBufferReuse(t *testing.T) {
+	var got []string
+	h := &pfsHistory{seen: map[[2]uint64]uint64{}, pending: map[[2]uint64]pfsRow{},
+		sink: func(r rawStmt) { got = append(got, string(r.text)) }}
+	buf := []byte("SELECT 1")
+	r := pfsRow{thread: 1, event: 1, name: "statement/sql/select", start: 1, end: 2, text: buf, hasText: true}
+	h.take(r)
+	copy(buf, "XXXXXXXX") // the next Scan
+	r.text = []byte("SELECT 1")
+	h.take(r)
+	if !slices.Equal(got, []string{"SELECT 1"}) {
+		t.Errorf("passed on %q, want [SELECT 1]", got)
+	}
+}
