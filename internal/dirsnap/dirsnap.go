@@ -118,7 +118,7 @@ func Copy(dst, src string) (Stats, error) {
 	// The directories' entries: a file's fsync covers its data, not
 	// the name its directory holds.
 	for _, d := range dirs {
-		if err := syncPath(d.path); err != nil {
+		if err := step("sync-dir", func() error { return syncPath(d.path) }); err != nil {
 			_ = os.RemoveAll(dst)
 			return st, fmt.Errorf("dirsnap: writing %s to disk: %w", d.path, err)
 		}
@@ -139,7 +139,7 @@ func copyFile(dst, src string, perm fs.FileMode) (int64, error) {
 	}
 	n, err := io.Copy(out, in)
 	if err == nil {
-		err = out.Sync()
+		err = step("sync-file", out.Sync)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -166,6 +166,21 @@ func keep(to string, fi fs.FileInfo, link bool) error {
 	return nil
 }
 
+// failAt, in tests, fails the step it names instead of running it (see
+// step); nil otherwise.
+var failAt func(name string) error
+
+// step runs one step of a copy or a restore that changes the file system,
+// by its name, so a test can fail each in turn.
+func step(name string, fn func() error) error {
+	if failAt != nil {
+		if err := failAt(name); err != nil {
+			return err
+		}
+	}
+	return fn()
+}
+
 // syncPath fsyncs a file or directory by name.
 func syncPath(path string) error {
 	f, err := os.Open(path)
@@ -177,7 +192,9 @@ func syncPath(path string) error {
 }
 
 // Restore replaces the tree dir with a copy of snap (see the package
-// comment): dir is exactly snap afterwards, or unchanged after an error.
+// comment): dir is exactly snap afterwards, or unchanged after an error,
+// but for the errors that say "restored" (removing the old copy, or the
+// last fsync, failed once the snapshot was in place).
 func Restore(dir, snap string) (Stats, error) {
 	start := time.Now()
 	dir = filepath.Clean(dir)
@@ -193,20 +210,20 @@ func Restore(dir, snap string) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	if err := os.Rename(dir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := step("rename-away", func() error { return os.Rename(dir, old) }); err != nil && !errors.Is(err, os.ErrNotExist) {
 		_ = os.RemoveAll(tmp)
 		return st, fmt.Errorf("dirsnap: %w", err)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
+	if err := step("rename-in", func() error { return os.Rename(tmp, dir) }); err != nil {
 		_ = os.Rename(old, dir)
 		_ = os.RemoveAll(tmp)
 		return st, fmt.Errorf("dirsnap: %w", err)
 	}
-	if err := os.RemoveAll(old); err != nil {
+	if err := step("remove-old", func() error { return os.RemoveAll(old) }); err != nil {
 		return st, fmt.Errorf("dirsnap: restored %s, but removing the old copy: %w", dir, err)
 	}
 	// The renames: the parent's entries.
-	if err := syncPath(filepath.Dir(dir)); err != nil {
+	if err := step("sync-parent", func() error { return syncPath(filepath.Dir(dir)) }); err != nil {
 		return st, fmt.Errorf("dirsnap: restored %s, but writing it to disk: %w", dir, err)
 	}
 	st.Elapsed = time.Since(start)

@@ -1,6 +1,7 @@
 package dirsnap
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,5 +143,89 @@ func TestRefusals(t *testing.T) {
 	same(t, "after a failed restore", before, listing(t, data))
 	if _, err := Copy(filepath.Join(root, "x"), filepath.Join(data, "ibdata1")); err == nil {
 		t.Error("a copy of a file as a directory was accepted")
+	}
+}
+
+// TestRestoreFailures fails each step of a restore in turn: before the
+// snapshot is in place the directory ends as it was and no copy is left
+// beside it; after, it is the snapshot and the error says so. A failed
+// Copy (its fsyncs) leaves no partial directory.
+func TestRestoreFailures(t *testing.T) {
+	for _, c := range []struct {
+		step     string
+		restored bool // dir is the snapshot after the error
+	}{
+		{"sync-file", false},
+		{"sync-dir", false},
+		{"rename-away", false},
+		{"rename-in", false},
+		{"remove-old", true},
+		{"sync-parent", true},
+	} {
+		t.Run(c.step, func(t *testing.T) {
+			root := t.TempDir()
+			data, snap := filepath.Join(root, "data"), filepath.Join(root, "snap")
+			tree(t, data)
+			if _, err := Copy(snap, data); err != nil {
+				t.Fatal(err)
+			}
+			want := listing(t, snap)
+			os.WriteFile(filepath.Join(data, "db/t.ibd"), []byte("changed"), 0o640)
+			before := listing(t, data)
+
+			ran := false
+			failAt = func(name string) error {
+				if name == c.step {
+					ran = true
+					return errors.New("injected")
+				}
+				return nil
+			}
+			_, err := Restore(data, snap)
+			failAt = nil
+			if !ran {
+				t.Fatalf("step %s never ran", c.step)
+			}
+			if err == nil || !strings.Contains(err.Error(), "injected") {
+				t.Fatalf("err %v", err)
+			}
+			if c.restored {
+				same(t, "after "+c.step, want, listing(t, data))
+				if !strings.Contains(err.Error(), "restored") {
+					t.Errorf("the error does not say the snapshot is in place: %v", err)
+				}
+			} else {
+				same(t, "after "+c.step, before, listing(t, data))
+				if _, err := os.Stat(data + ".dirsnap-new"); err == nil {
+					t.Error("the new copy was left beside the directory")
+				}
+			}
+			same(t, "the snapshot", want, listing(t, snap))
+			// The next restore puts the snapshot in place whatever was left.
+			if _, err := Restore(data, snap); err != nil {
+				t.Fatal(err)
+			}
+			same(t, "restored again", want, listing(t, data))
+		})
+	}
+	// Copy's own fsyncs failing leave no partial snapshot.
+	for _, s := range []string{"sync-file", "sync-dir"} {
+		root := t.TempDir()
+		data := filepath.Join(root, "data")
+		tree(t, data)
+		failAt = func(name string) error {
+			if name == s {
+				return errors.New("injected")
+			}
+			return nil
+		}
+		_, err := Copy(filepath.Join(root, "snap"), data)
+		failAt = nil
+		if err == nil {
+			t.Errorf("%s: the copy succeeded", s)
+		}
+		if _, err := os.Stat(filepath.Join(root, "snap")); err == nil {
+			t.Errorf("%s: a failed copy left its partial directory", s)
+		}
 	}
 }
