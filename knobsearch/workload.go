@@ -38,7 +38,7 @@ func NewTPCC(ctx context.Context, w TPCC) (*TPCC, error) {
 	if err != nil {
 		return nil, err
 	}
-	probe := tpcc.Result{Warehouses: info.Warehouses, SpecSizes: info.Sizes.Spec(), ThinkTimes: w.Run.ThinkTimes, Terminals: w.Run.Connections}
+	probe := tpcc.Result{Warehouses: info.Warehouses, SpecSizes: info.Sizes.Spec(), ThinkTimes: w.Run.ThinkTimes, Procedures: w.Run.Procedures, Terminals: w.Run.Connections}
 	if probe.Terminals <= 0 {
 		probe.Terminals = 2 * info.Warehouses
 	}
@@ -46,7 +46,7 @@ func NewTPCC(ctx context.Context, w TPCC) (*TPCC, error) {
 	return &w, nil
 }
 
-// Name is "tpcc 10w 16c".
+// Name is "tpcc 10w 16c" ("tpcc 10w 16c sp" with stored procedures).
 func (w *TPCC) Name() string { return w.name }
 
 // Reset runs ResetData.

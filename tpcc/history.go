@@ -31,7 +31,8 @@ func (r *Result) HistoryRun(label, target string) history.Run {
 
 // ScenarioName names the workload in the history: "tpcc 10w", with the
 // terminals ("tpcc 10w 16c", or "tpcc 10w think" with keying and think
-// times) and "tiny" for a scaled-down load, so runs that cannot be
+// times), "sp" when the transactions ran as stored procedures and
+// "tiny" for a scaled-down load, so runs that cannot be
 // compared are not drawn as one series.
 func (r *Result) ScenarioName() string {
 	s := fmt.Sprintf("tpcc %dw", r.Warehouses)
@@ -39,6 +40,9 @@ func (r *Result) ScenarioName() string {
 		s += " think"
 	} else {
 		s += fmt.Sprintf(" %dc", r.Terminals)
+	}
+	if r.Procedures {
+		s += " sp"
 	}
 	if !r.SpecSizes {
 		s += " tiny"

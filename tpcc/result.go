@@ -11,9 +11,11 @@ type Result struct {
 	Sizes      Sizes `json:"sizes"`
 	// SpecSizes is false for a scaled-down load: its figures are not
 	// TPC-C figures.
-	SpecSizes  bool          `json:"spec_sizes"`
-	Terminals  int           `json:"terminals"`
-	ThinkTimes bool          `json:"think_times"`
+	SpecSizes  bool `json:"spec_sizes"`
+	Terminals  int  `json:"terminals"`
+	ThinkTimes bool `json:"think_times"`
+	// Procedures: the transactions ran as stored procedures.
+	Procedures bool          `json:"procedures,omitempty"`
 	WarmUp     time.Duration `json:"warmup_ns"`
 	Duration   time.Duration `json:"duration_ns"`
 	Started    time.Time     `json:"started"`
@@ -78,7 +80,7 @@ type TxStats struct {
 // result sums the terminals' stats.
 func (r *runner) result(terminals int, end time.Time) *Result {
 	res := &Result{Warehouses: r.info.Warehouses, Sizes: r.info.Sizes, SpecSizes: r.info.Sizes.Spec(),
-		Terminals: terminals, ThinkTimes: r.opt.ThinkTimes, WarmUp: r.opt.WarmUp, Duration: r.opt.Duration,
+		Terminals: terminals, ThinkTimes: r.opt.ThinkTimes, Procedures: r.opt.Procedures, WarmUp: r.opt.WarmUp, Duration: r.opt.Duration,
 		Started: r.start, Ended: end, MixOK: true, ResponseTimesOK: true}
 	var sum [numKinds]stats
 	for i := range r.perTerm {

@@ -32,6 +32,12 @@ type RunOptions struct {
 	// then also an efficiency against 12.86 tpmC per warehouse. Without
 	// it, each connection runs transactions back to back: throughput.
 	ThinkTimes bool
+	// Procedures runs each transaction as one CALL of a stored procedure
+	// that Run installs in the database (InstallProcedures), as HammerDB
+	// does, instead of one round trip per statement as tpcc-mysql does:
+	// the same statements, without the client's round trips between
+	// them, so more of the server's time goes to the storage engine.
+	Procedures bool
 	// MaxRetries is how often a transaction that hit a deadlock or a
 	// lock wait timeout is run again with the same input (default 5).
 	MaxRetries int
@@ -185,6 +191,11 @@ func Run(ctx context.Context, db *sql.DB, opt RunOptions) (*Result, error) {
 		return nil, fmt.Errorf("tpcc: %d terminals need as many connections, and the pool allows %d (SetMaxOpenConns)", n, limit)
 	}
 	db.SetMaxIdleConns(n + 2)
+	if opt.Procedures {
+		if err := InstallProcedures(ctx, db); err != nil {
+			return nil, err
+		}
+	}
 
 	seedRand := rand.New(rand.NewPCG(opt.Seed, info.Seed))
 	cs := runConstants(loadConstants(info.Seed), seedRand)
@@ -207,7 +218,7 @@ func Run(ctx context.Context, db *sql.DB, opt RunOptions) (*Result, error) {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			s, err := openSession(ctx, db)
+			s, err := openSession(ctx, db, opt.Procedures)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && openErr == nil {
@@ -310,7 +321,7 @@ func (r *runner) terminalLoop(ctx context.Context, t *terminal, i int) {
 	}
 	for ctx.Err() == nil && r.opt.now().Before(r.measureTo) {
 		if r.sessions[i] == nil {
-			s, err := openSession(ctx, r.db)
+			s, err := openSession(ctx, r.db, r.opt.Procedures)
 			if err != nil {
 				live.mu.Lock()
 				live.errs++

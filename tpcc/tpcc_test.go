@@ -103,104 +103,58 @@ func TestLoadRunCheck(t *testing.T) {
 		t.Fatalf("info %+v, %v", info, err)
 	}
 
-	t.Run("each transaction", func(t *testing.T) {
-		s, err := openSession(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.close()
-		term := &terminal{w: 1, d: 3, warehouses: W, sizes: TinySizes, g: newGen(1, 1, runConstants(loadConstants(1), newGen(2, 2, constants{}).r))}
-		var nextBefore, nextAfter int
-		in := term.newOrderInput()
-		db.QueryRow("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", in.w, in.d).Scan(&nextBefore)
-		if err := s.newOrder(ctx, in, time.Now()); err != nil && !errors.Is(err, errRollback) {
-			t.Fatalf("New-Order: %v", err)
-		}
-		db.QueryRow("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", in.w, in.d).Scan(&nextAfter)
-		var lines int
-		db.QueryRow("SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", in.w, in.d, nextBefore).Scan(&lines)
-		if nextAfter != nextBefore+1 || lines != len(in.items) {
-			t.Errorf("New-Order: d_next_o_id %d → %d, %d lines for %d items", nextBefore, nextAfter, lines, len(in.items))
-		}
-
-		// The 1% rollback: an unused item leaves nothing behind.
-		bad := term.newOrderInput()
-		bad.items[len(bad.items)-1].i = TinySizes.Items + 1
-		db.QueryRow("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", bad.w, bad.d).Scan(&nextBefore)
-		err = s.newOrder(ctx, bad, time.Now())
-		s.rollback()
-		if !errors.Is(err, errRollback) {
-			t.Fatalf("New-Order with an unused item: %v, want the rollback", err)
-		}
-		db.QueryRow("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", bad.w, bad.d).Scan(&nextAfter)
-		if nextAfter != nextBefore {
-			t.Errorf("a rolled-back New-Order moved d_next_o_id %d → %d", nextBefore, nextAfter)
-		}
-
-		for i := 0; i < 5; i++ { // by last name and by number
-			p := term.paymentInput()
-			if err := s.payment(ctx, p, time.Now()); err != nil {
-				t.Fatalf("Payment %+v: %v", p, err)
+	if err := InstallProcedures(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	// The transactions as statements and as stored procedures.
+	modes := []struct {
+		name     string
+		procs    bool
+		scenario string // in the history
+	}{{"statements", false, "tpcc 2w 4c tiny"}, {"procedures", true, "tpcc 2w 4c sp tiny"}}
+	for _, mode := range modes {
+		t.Run("each transaction/"+mode.name, func(t *testing.T) {
+			eachTransaction(t, db, mode.procs)
+		})
+	}
+	for _, mode := range modes {
+		t.Run("mixed run/"+mode.name, func(t *testing.T) {
+			var ticks atomic.Int64
+			r, err := Run(ctx, db, RunOptions{Duration: 3 * time.Second, WarmUp: time.Second, Connections: 4, Procedures: mode.procs,
+				Progress: func(Progress) { ticks.Add(1) }})
+			if err != nil {
+				t.Fatal(err)
 			}
-			o := term.orderStatusInput()
-			if err := s.orderStatus(ctx, o); err != nil {
-				t.Fatalf("Order-Status %+v: %v", o, err)
+			if r.TpmC <= 0 || r.TpmTotal < r.TpmC || r.Completed == 0 || r.SpecSizes || len(r.Notes) == 0 {
+				t.Errorf("result: tpmC %.0f tpmTotal %.0f completed %d notes %v", r.TpmC, r.TpmTotal, r.Completed, r.Notes)
 			}
-		}
-		var noBefore, noAfter, deliveredBefore, deliveredAfter int
-		db.QueryRow("SELECT COUNT(*) FROM new_orders WHERE no_w_id = 1").Scan(&noBefore)
-		db.QueryRow("SELECT COUNT(*) FROM orders WHERE o_w_id = 1 AND o_carrier_id IS NOT NULL").Scan(&deliveredBefore)
-		skipped, err := s.delivery(ctx, 1, 4, time.Now())
-		if err != nil {
-			t.Fatalf("Delivery: %v", err)
-		}
-		db.QueryRow("SELECT COUNT(*) FROM new_orders WHERE no_w_id = 1").Scan(&noAfter)
-		db.QueryRow("SELECT COUNT(*) FROM orders WHERE o_w_id = 1 AND o_carrier_id IS NOT NULL").Scan(&deliveredAfter)
-		if skipped != 0 || noAfter != noBefore-Districts || deliveredAfter != deliveredBefore+Districts {
-			t.Errorf("Delivery: skipped %d, new orders %d → %d, delivered %d → %d", skipped, noBefore, noAfter, deliveredBefore, deliveredAfter)
-		}
-		if err := s.stockLevel(ctx, 1, 3, 15); err != nil {
-			t.Fatalf("Stock-Level: %v", err)
-		}
-		mustCheck(t, db, "after each transaction")
-	})
-
-	t.Run("mixed run", func(t *testing.T) {
-		var ticks atomic.Int64
-		r, err := Run(ctx, db, RunOptions{Duration: 3 * time.Second, WarmUp: time.Second, Connections: 4,
-			Progress: func(Progress) { ticks.Add(1) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.TpmC <= 0 || r.TpmTotal < r.TpmC || r.Completed == 0 || r.SpecSizes || len(r.Notes) == 0 {
-			t.Errorf("result: tpmC %.0f tpmTotal %.0f completed %d notes %v", r.TpmC, r.TpmTotal, r.Completed, r.Notes)
-		}
-		mix := 0.0
-		for _, x := range r.Transactions {
-			mix += x.Mix
-			if x.Completed == 0 && (x.Name == "New-Order" || x.Name == "Payment") {
-				t.Errorf("%s: none completed", x.Name)
+			mix := 0.0
+			for _, x := range r.Transactions {
+				mix += x.Mix
+				if x.Completed == 0 && (x.Name == "New-Order" || x.Name == "Payment") {
+					t.Errorf("%s: none completed", x.Name)
+				}
+				if x.Completed > 0 && (x.P90 <= 0 || x.P50 > x.P90 || x.P90 > x.P99 || x.P99 > x.Max) {
+					t.Errorf("%s: p50 %f p90 %f p99 %f max %f", x.Name, x.P50, x.P90, x.P99, x.Max)
+				}
+				if x.Failed > 0 {
+					t.Errorf("%s: %d failed: %v", x.Name, x.Failed, x.Errors)
+				}
 			}
-			if x.Completed > 0 && (x.P90 <= 0 || x.P50 > x.P90 || x.P90 > x.P99 || x.P99 > x.Max) {
-				t.Errorf("%s: p50 %f p90 %f p99 %f max %f", x.Name, x.P50, x.P90, x.P99, x.Max)
+			if r.Completed > 0 && (mix < 99.9 || mix > 100.1) {
+				t.Errorf("the mix sums to %.2f%%", mix)
 			}
-			if x.Failed > 0 {
-				t.Errorf("%s: %d failed: %v", x.Name, x.Failed, x.Errors)
+			if ticks.Load() < 2 {
+				t.Errorf("%d progress calls in a 4 s run", ticks.Load())
 			}
-		}
-		if r.Completed > 0 && (mix < 99.9 || mix > 100.1) {
-			t.Errorf("the mix sums to %.2f%%", mix)
-		}
-		if ticks.Load() < 2 {
-			t.Errorf("%d progress calls in a 4 s run", ticks.Load())
-		}
-		h := r.HistoryRun("baseline", "root@unix(/x)/tpcc")
-		if h.Score != r.TpmC || h.Scenario != "tpcc 2w 4c tiny" || h.Requests != r.Completed || len(h.Details) == 0 {
-			t.Errorf("history run %+v", h)
-		}
-		t.Logf("tpmC %.0f tpmTotal %.0f completed %d retries %d deadlocks %d tx %+v", r.TpmC, r.TpmTotal, r.Completed, r.Retries, r.Deadlocks, r.Transactions)
-		mustCheck(t, db, "after the run")
-	})
+			h := r.HistoryRun("baseline", "root@unix(/x)/tpcc")
+			if h.Score != r.TpmC || h.Scenario != mode.scenario || h.Requests != r.Completed || len(h.Details) == 0 {
+				t.Errorf("history run %+v", h)
+			}
+			t.Logf("tpmC %.0f tpmTotal %.0f completed %d retries %d deadlocks %d tx %+v", r.TpmC, r.TpmTotal, r.Completed, r.Retries, r.Deadlocks, r.Transactions)
+			mustCheck(t, db, "after the run")
+		})
+	}
 
 	t.Run("think times", func(t *testing.T) {
 		r, err := Run(ctx, db, RunOptions{Duration: 2 * time.Second, ThinkTimes: true})
@@ -239,6 +193,72 @@ func TestLoadRunCheck(t *testing.T) {
 			t.Error("OK with broken data")
 		}
 	})
+}
+
+// eachTransaction runs each of the five transactions once on its own,
+// as statements or as procedures, and checks what each changed.
+func eachTransaction(t *testing.T, db *sql.DB, procs bool) {
+	ctx := context.Background()
+	const W = 2
+	s, err := openSession(ctx, db, procs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	term := &terminal{w: 1, d: 3, warehouses: W, sizes: TinySizes, g: newGen(1, 1, runConstants(loadConstants(1), newGen(2, 2, constants{}).r))}
+	var nextBefore, nextAfter int
+	in := term.newOrderInput()
+	db.QueryRow("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", in.w, in.d).Scan(&nextBefore)
+	if err := s.newOrder(ctx, in, time.Now()); err != nil && !errors.Is(err, errRollback) {
+		t.Fatalf("New-Order: %v", err)
+	}
+	db.QueryRow("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", in.w, in.d).Scan(&nextAfter)
+	var lines int
+	db.QueryRow("SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", in.w, in.d, nextBefore).Scan(&lines)
+	if nextAfter != nextBefore+1 || lines != len(in.items) {
+		t.Errorf("New-Order: d_next_o_id %d → %d, %d lines for %d items", nextBefore, nextAfter, lines, len(in.items))
+	}
+
+	// The 1% rollback: an unused item leaves nothing behind.
+	bad := term.newOrderInput()
+	bad.items[len(bad.items)-1].i = TinySizes.Items + 1
+	db.QueryRow("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", bad.w, bad.d).Scan(&nextBefore)
+	err = s.newOrder(ctx, bad, time.Now())
+	s.rollback()
+	if !errors.Is(err, errRollback) {
+		t.Fatalf("New-Order with an unused item: %v, want the rollback", err)
+	}
+	db.QueryRow("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", bad.w, bad.d).Scan(&nextAfter)
+	if nextAfter != nextBefore {
+		t.Errorf("a rolled-back New-Order moved d_next_o_id %d → %d", nextBefore, nextAfter)
+	}
+
+	for i := 0; i < 5; i++ { // by last name and by number
+		p := term.paymentInput()
+		if err := s.payment(ctx, p, time.Now()); err != nil {
+			t.Fatalf("Payment %+v: %v", p, err)
+		}
+		o := term.orderStatusInput()
+		if err := s.orderStatus(ctx, o); err != nil {
+			t.Fatalf("Order-Status %+v: %v", o, err)
+		}
+	}
+	var noBefore, noAfter, deliveredBefore, deliveredAfter int
+	db.QueryRow("SELECT COUNT(*) FROM new_orders WHERE no_w_id = 1").Scan(&noBefore)
+	db.QueryRow("SELECT COUNT(*) FROM orders WHERE o_w_id = 1 AND o_carrier_id IS NOT NULL").Scan(&deliveredBefore)
+	skipped, err := s.delivery(ctx, 1, 4, time.Now())
+	if err != nil {
+		t.Fatalf("Delivery: %v", err)
+	}
+	db.QueryRow("SELECT COUNT(*) FROM new_orders WHERE no_w_id = 1").Scan(&noAfter)
+	db.QueryRow("SELECT COUNT(*) FROM orders WHERE o_w_id = 1 AND o_carrier_id IS NOT NULL").Scan(&deliveredAfter)
+	if skipped != 0 || noAfter != noBefore-Districts || deliveredAfter != deliveredBefore+Districts {
+		t.Errorf("Delivery: skipped %d, new orders %d → %d, delivered %d → %d", skipped, noBefore, noAfter, deliveredBefore, deliveredAfter)
+	}
+	if err := s.stockLevel(ctx, 1, 3, 15); err != nil {
+		t.Fatalf("Stock-Level: %v", err)
+	}
+	mustCheck(t, db, "after each transaction")
 }
 
 // TestLoadResumes stops a load part way, as a crash would, and runs it

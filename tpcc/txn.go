@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -120,19 +119,25 @@ var allStatements = []string{
 // session is one terminal's connection with its statements prepared on
 // it (so every execution is one round trip, parsed once by the server).
 // Transactions are begun and ended with statements on the same
-// connection.
+// connection; with procs, each is one CALL of its stored procedure
+// (procs.go), and only the calls are prepared.
 type session struct {
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
+	procs bool
 }
 
-func openSession(ctx context.Context, db *sql.DB) (*session, error) {
+func openSession(ctx context.Context, db *sql.DB, procs bool) (*session, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{conn: conn, stmts: make(map[string]*sql.Stmt, len(allStatements))}
-	for _, q := range allStatements {
+	qs := allStatements
+	if procs {
+		qs = callStatements
+	}
+	s := &session{conn: conn, stmts: make(map[string]*sql.Stmt, len(qs)), procs: procs}
+	for _, q := range qs {
 		st, err := conn.PrepareContext(ctx, q)
 		if err != nil {
 			s.close()
@@ -231,6 +236,9 @@ func (t *terminal) newOrderInput() newOrderInput {
 // in a cycle over stock; the order lines keep the keyed order and
 // numbers.
 func (s *session) newOrder(ctx context.Context, in newOrderInput, now time.Time) error {
+	if s.procs {
+		return s.callNewOrder(ctx, in, now)
+	}
 	if err := s.begin(ctx, false, false); err != nil {
 		return err
 	}
@@ -283,17 +291,7 @@ func (s *session) newOrder(ctx context.Context, in newOrderInput, now time.Time)
 			return err
 		}
 	}
-	order := make([]int, len(lines))
-	for k := range order {
-		order[k] = k
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		x, y := lines[a].item, lines[b].item
-		if x.supplyW != y.supplyW {
-			return x.supplyW - y.supplyW
-		}
-		return x.i - y.i
-	})
+	order := lockOrder(in.items)
 	var dists [Districts]string
 	for _, k := range order {
 		l := &lines[k]
@@ -382,6 +380,9 @@ func (s *session) customerByLastName(ctx context.Context, w, d int, last string)
 }
 
 func (s *session) payment(ctx context.Context, in paymentInput, now time.Time) error {
+	if s.procs {
+		return s.callPayment(ctx, in, now)
+	}
 	if err := s.begin(ctx, false, false); err != nil {
 		return err
 	}
@@ -454,6 +455,9 @@ func (t *terminal) orderStatusInput() orderStatusInput {
 }
 
 func (s *session) orderStatus(ctx context.Context, in orderStatusInput) error {
+	if s.procs {
+		return s.callOrderStatus(ctx, in)
+	}
 	if err := s.begin(ctx, false, true); err != nil {
 		return err
 	}
@@ -502,6 +506,9 @@ func (s *session) orderStatus(ctx context.Context, in orderStatusInput) error {
 // transaction, at once (not queued): its response time is then the whole
 // of it. It returns the districts that had no order to deliver.
 func (s *session) delivery(ctx context.Context, w, carrier int, now time.Time) (skipped int, err error) {
+	if s.procs {
+		return s.callDelivery(ctx, w, carrier, now)
+	}
 	if err := s.begin(ctx, false, false); err != nil {
 		return 0, err
 	}
@@ -546,6 +553,9 @@ func (s *session) delivery(ctx context.Context, w, carrier int, now time.Time) (
 // stockLevel runs clause 2.8.2 for the terminal's own district, at READ
 // COMMITTED.
 func (s *session) stockLevel(ctx context.Context, w, d, threshold int) error {
+	if s.procs {
+		return s.callStockLevel(ctx, w, d, threshold)
+	}
 	if err := s.begin(ctx, true, true); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@
 //
 //	go run ./bench/tpccbench                                  # 10 warehouses, 16 connections, about 40 minutes
 //	go run ./bench/tpccbench --markdown                       # + the Markdown for docs/benchmarks.md
+//	go run ./bench/tpccbench --procedures                     # the transactions as stored procedures (HammerDB's way)
 //	go run ./bench/tpccbench -w 2 -d 10s --warmup 3s --screen 3 --trials 2 --repeats 4   # a quick look
 //	go run ./bench/tpccbench --load-only -w 10                # the loader's time alone
 //
@@ -67,6 +68,7 @@ type config struct {
 	keep         bool
 	chart        string
 	seed         uint64
+	procedures   bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -86,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.loadOnly, "load-only", false, "only load the warehouses and report the loader's time")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (the server's files, the history, the change set)")
 	fs.StringVar(&c.chart, "chart", "", "also draw the run history's score transitions (seed 002's chart) into this .svg, .png or .html")
+	fs.BoolVar(&c.procedures, "procedures", false, "run the TPC-C transactions as stored procedures (HammerDB's way) instead of a round trip per statement (tpcc-mysql's)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the search and of the terminals")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -116,6 +119,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 }
 
 func main() { os.Exit(measure.Main("tpccbench", parseFlags, run)) }
+
+// transactions says how the transactions run.
+func (c config) transactions() string {
+	if c.procedures {
+		return "stored procedures (one CALL each, HammerDB's way)"
+	}
+	return "statements (a round trip each, tpcc-mysql's way)"
+}
 
 // contest are seed 002's rules.
 var contest = map[string]string{"innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}
@@ -195,7 +206,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	}
 	defer hist.Close()
 	w, err := knobsearch.NewTPCC(ctx, knobsearch.TPCC{DB: db, ResetData: reset, History: hist, Target: "tpccbench",
-		Run: tpcc.RunOptions{Duration: c.duration, WarmUp: c.warmup, Connections: c.connections, Seed: c.seed}})
+		Run: tpcc.RunOptions{Duration: c.duration, WarmUp: c.warmup, Connections: c.connections, Seed: c.seed, Procedures: c.procedures}})
 	if err != nil {
 		return err
 	}
@@ -395,7 +406,7 @@ func (r *result) print(w io.Writer) error {
 	if len(r.restores) > 0 {
 		fmt.Fprintf(w, "reset between runs (kill, restore the data dir, start): median %s over %d\n", median(r.restores).Round(10*time.Millisecond), len(r.restores))
 	}
-	fmt.Fprintf(w, "runs: %d connections, %s warm-up, %s measured; the comparison %d rounds\n\n", c.connections, c.warmup, c.duration, c.repeats)
+	fmt.Fprintf(w, "runs: %d connections, transactions as %s, %s warm-up, %s measured; the comparison %d rounds\n\n", c.connections, c.transactions(), c.warmup, c.duration, c.repeats)
 	rows := r.rows()
 	fmt.Fprintf(w, "%-22s %10s  %-34s %-34s %s\n", "configuration", "tpmC", "vs default", "vs MySQLTuner", "runs")
 	for _, x := range rows {
@@ -453,9 +464,13 @@ func (r *result) goals(w io.Writer) {
 func (r *result) markdown(w io.Writer, rows []row) error {
 	c := r.cfg
 	fmt.Fprintf(w, "\n### Latest run: seed 002's contest, %s\n\n", measure.Today())
-	fmt.Fprintf(w, "`go run ./bench/tpccbench -w %d -c %d -d %s --warmup %s --screen %d --trials %d --repeats %d --memory-budget %s --markdown`: %d cores (%s), MariaDB %s, stacktune %s. "+
-		"innodb_doublewrite=1 and innodb_flush_log_at_trx_commit=1 fixed; every run from the same data dir; the four configurations measured in %d interleaved rounds (medians; intervals are abtest's 95%% bootstrap interval of the ratio of medians).\n\n",
-		c.warehouses, c.connections, c.duration, c.warmup, c.screen, c.trials, c.repeats, c.memoryBudget, measure.NumCPU(), r.cpu, r.version, r.commit, c.repeats)
+	procs := ""
+	if c.procedures {
+		procs = " --procedures"
+	}
+	fmt.Fprintf(w, "`go run ./bench/tpccbench -w %d -c %d -d %s --warmup %s --screen %d --trials %d --repeats %d --memory-budget %s%s --markdown`: %d cores (%s), MariaDB %s, stacktune %s. "+
+		"Transactions as %s. innodb_doublewrite=1 and innodb_flush_log_at_trx_commit=1 fixed; every run from the same data dir; the four configurations measured in %d interleaved rounds (medians; intervals are abtest's 95%% bootstrap interval of the ratio of medians).\n\n",
+		c.warehouses, c.connections, c.duration, c.warmup, c.screen, c.trials, c.repeats, c.memoryBudget, procs, measure.NumCPU(), r.cpu, r.version, r.commit, c.transactions(), c.repeats)
 	fmt.Fprintln(w, "| configuration | tpmC (median) | vs default | vs MySQLTuner | runs |")
 	fmt.Fprintln(w, "|---|---:|---|---|---|")
 	for _, x := range rows {

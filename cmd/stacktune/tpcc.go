@@ -228,6 +228,7 @@ New-Orders rolled back on purpose).`,
 	f.DurationVar(&o.run.WarmUp, "warmup", 10*time.Second, "runs before the measured interval, not counted (the buffer pool fills)")
 	f.IntVarP(&o.run.Connections, "connections", "c", 0, fmt.Sprintf("connections running transactions back to back (default 2 per warehouse, at most %d)", tpcc.MaxConnections))
 	f.BoolVar(&o.run.ThinkTimes, "think-times", false, "ten terminals per warehouse with the spec's keying and think times (efficiency against 12.86 tpmC per warehouse)")
+	f.BoolVar(&o.run.Procedures, "procedures", false, "run each transaction as one CALL of a stored procedure, as HammerDB does (installed in the database), instead of a round trip per statement, as tpcc-mysql does")
 	f.IntVar(&o.run.MaxRetries, "max-retries", 5, "runs of a transaction again after a deadlock or lock wait timeout")
 	f.Uint64Var(&o.run.Seed, "seed", 1, "seed of the terminals' choices")
 	f.StringVar(&o.label, "label", "", "what this run measures (the history's step)")

@@ -42,6 +42,7 @@ type searchOptions struct {
 	knobs        []string
 	emit         string
 	noAudit      bool
+	procedures   bool
 }
 
 func addSearchFlags(f *pflag.FlagSet, o *searchOptions) {
@@ -53,6 +54,7 @@ func addSearchFlags(f *pflag.FlagSet, o *searchOptions) {
 	f.IntVar(&o.repeats, "repeats", 5, "search: rounds of the final comparison (best, default, audit), at least 4")
 	f.DurationVar(&o.maxTime, "max-time", 0, "search: no new screening or model trial after this long (the comparison still runs; 0: no bound)")
 	f.DurationVar(&o.warmup, "warmup", 10*time.Second, "search, tpcc: each run's warm-up before its -d measured interval")
+	f.BoolVar(&o.procedures, "procedures", false, "search, tpcc: run the transactions as stored procedures (see stacktune tpcc run --procedures)")
 	f.StringVar(&o.reset, "reset", "reload", "search, tpcc: how each trial gets the same data: reload (empty and load the tables again), datadir (copy the stopped server's data dir back: a server used only for the benchmark; see --datadir), none (trials run on what the last one left)")
 	f.StringVar(&o.datadir, "datadir", "", "search, --reset datadir: the server's data directory")
 	f.StringVar(&o.snapshotDir, "snapshot-dir", "", "search, --reset datadir: where its copy goes (default DATADIR.stacktune-snapshot; must not exist)")
@@ -151,7 +153,7 @@ func runTuneSearch(ctx context.Context, o tuneOptions, stdout, stderr io.Writer)
 			return err
 		}
 		tw, err := knobsearch.NewTPCC(ctx, knobsearch.TPCC{DB: tdb, ResetData: reset, History: hist, Target: dbconn.Mask(tdsn),
-			Run: tpcc.RunOptions{Duration: o.diag.load.Duration, WarmUp: so.warmup, Connections: conns}})
+			Run: tpcc.RunOptions{Duration: o.diag.load.Duration, WarmUp: so.warmup, Connections: conns, Procedures: so.procedures}})
 		if err != nil {
 			return err
 		}
