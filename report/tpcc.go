@@ -73,6 +73,9 @@ func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
 	if r.ThinkTimes {
 		mode = fmt.Sprintf("%d terminals with keying and think times", r.Terminals)
 	}
+	if r.Procedures {
+		mode += ", transactions as stored procedures"
+	}
 	head := fmt.Sprintf("TPC-C run: %d warehouses%s, %s, %s warm-up, %s measured", r.Warehouses, sizesNote(r.Sizes), mode,
 		Duration(r.WarmUp.Seconds()), Duration(r.Duration.Seconds()))
 	if md {

@@ -13,7 +13,7 @@ import (
 )
 
 func hostileTPCCRun(h string) *tpcc.Result {
-	return &tpcc.Result{Warehouses: 2, Sizes: tpcc.TinySizes, Terminals: 4, Duration: time.Minute, TpmC: 1234.5, TpmTotal: 2700,
+	return &tpcc.Result{Warehouses: 2, Sizes: tpcc.TinySizes, Terminals: 4, Procedures: true, Duration: time.Minute, TpmC: 1234.5, TpmTotal: 2700,
 		Transactions: []tpcc.TxStats{
 			{Name: "New-Order", Completed: 100, RolledBack: 1, Mix: 44, MinMix: 0, MixOK: true, P90: 0.01, Limit: 5, LimitOK: true, Errors: []string{h}},
 			{Name: "Payment", Completed: 90, Mix: 40, MinMix: 43, P90: 6, Limit: 5, Errors: []string{h, "x"}},
@@ -60,7 +60,8 @@ func TestTPCCRunText(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{"tpmC 1,235, tpmTotal 2,700", "Payment p90 6.00s > 5.00s", "Delivery none completed", "below the minimum share", "Payment 40.0% < 43%",
-		"Delivery: 3 districts had no order to deliver", "New-Order error: boom", "scaled down, not TPC-C", "5.00s OVER"} {
+		"Delivery: 3 districts had no order to deliver", "New-Order error: boom", "scaled down, not TPC-C", "5.00s OVER",
+		"4 connections, no keying or think times, transactions as stored procedures"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}

@@ -68,6 +68,23 @@
 // transaction, held to the 5 s limit. A district with no order to
 // deliver is skipped and counted (clause 2.7.4.2).
 //
+// # Stored procedures
+//
+// With RunOptions.Procedures each transaction is one CALL of a stored
+// procedure (tpcc_new_order, tpcc_payment, tpcc_order_status,
+// tpcc_delivery, tpcc_stock_level) that Run installs first
+// (InstallProcedures: dropped and created again, so a changed body is
+// never stale), as HammerDB runs TPC-C; without it, one round trip per
+// statement, as tpcc-mysql does. The procedures hold the same
+// statements and rules: each begins and commits its own transaction,
+// New-Order takes its lines already in lock order (encoded in one
+// fixed-width string) and rolls back on the unused item, Stock-Level
+// sets READ COMMITTED for its one transaction, a customer by last name
+// missing is a SIGNAL. An error leaves the procedure at once, and the
+// driver rolls back and retries as for statements. The figures of the
+// two ways differ (the procedures save the round trips and the client's
+// CPU), so the result and its history scenario say which ran ("sp").
+//
 // The run warms up for WarmUp, then measures Duration; a transaction
 // counts when it started and ended inside the measured interval.
 // Transactions still running at the end are waited for at most Grace,

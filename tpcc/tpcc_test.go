@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -437,4 +439,88 @@ func TestIsolation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProceduresMatchStatements is the differential test of the two ways
+// to run a transaction: two copies of one load, the same 600 transactions
+// (the same terminal's deck and inputs, the same clock) run as statements
+// on one and as stored procedures on the other, must end with the same
+// outcomes and every table the same, row for row (CHECKSUM TABLE).
+func TestProceduresMatchStatements(t *testing.T) {
+	m, db := newDB(t)
+	ctx := context.Background()
+	const W = 2
+	if _, err := Load(ctx, db, LoadOptions{Warehouses: W, Sizes: TinySizes, Workers: 1, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.DB().Exec("CREATE DATABASE tpcc_procs"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range append(slices.Clone(Tables), "tpcc_meta", "tpcc_load") {
+		for _, q := range []string{"CREATE TABLE tpcc_procs." + tb + " LIKE tpcc." + tb, "INSERT INTO tpcc_procs." + tb + " SELECT * FROM tpcc." + tb} {
+			if _, err := m.DB().Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	procDB, err := sql.Open("mysql", m.DSN("tpcc_procs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer procDB.Close()
+	if err := InstallProcedures(ctx, procDB); err != nil {
+		t.Fatal(err)
+	}
+
+	clock := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	r := &runner{opt: RunOptions{MaxRetries: 5, now: func() time.Time { return clock }}}
+	run := func(db *sql.DB, procs bool) []string {
+		s, err := openSession(ctx, db, procs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.close()
+		term := &terminal{w: 2, d: 4, warehouses: W, sizes: TinySizes, g: newGen(1, 1, runConstants(loadConstants(7), newGen(5, 5, constants{}).r))}
+		var outcomes []string
+		for i := 0; i < 600; i++ {
+			k := term.draw()
+			o := r.execute(ctx, term, s, k)
+			what := "ok"
+			switch {
+			case errors.Is(o.err, errRollback):
+				what = "rolled back"
+			case o.err != nil:
+				what = "failed" // the message differs: a client error against a SIGNAL
+			}
+			outcomes = append(outcomes, fmt.Sprintf("%d %s: %s, %d skipped", i, k, what, o.skipped))
+		}
+		return outcomes
+	}
+	stmts, procs := run(db, false), run(procDB, true)
+	rolledBack := 0
+	for i := range stmts {
+		if stmts[i] != procs[i] {
+			t.Errorf("transaction %s as statements, %s as procedures", stmts[i], procs[i])
+		}
+		if strings.Contains(stmts[i], "rolled back") {
+			rolledBack++
+		}
+	}
+	if rolledBack == 0 {
+		t.Error("no New-Order rolled back in 600 transactions: the rollback path was not compared")
+	}
+	for _, tb := range Tables {
+		var name string
+		var a, b int64
+		if err := m.DB().QueryRow("CHECKSUM TABLE tpcc."+tb).Scan(&name, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.DB().QueryRow("CHECKSUM TABLE tpcc_procs."+tb).Scan(&name, &b); err != nil {
+			t.Fatal(err)
+		}
+		if a != b {
+			t.Errorf("%s differs after the same transactions: checksum %d as statements, %d as procedures", tb, a, b)
+		}
+	}
+	mustCheck(t, procDB, "after the procedures")
 }
