@@ -12,21 +12,28 @@ import (
 // changes it kept keep their findings).
 const FindingID = "knob-search"
 
-// changeSet is the best configuration as a change set for stacktune
-// apply: each variable from its running value to the best's, how it
-// takes effect, and the comparison's evidence.
+// changeSet is the chosen configuration (ChangeSetFrom) as a change set
+// for stacktune apply: each variable from its running value to the
+// chosen one, how it takes effect, and the comparison's evidence.
 func (s *search) changeSet() *changeset.Set {
-	best := s.res.BestTrial()
+	var chosen Config
+	title := "the knob search's best configuration"
+	switch s.res.ChangeSetFrom {
+	case "best":
+		chosen = s.res.BestTrial().Config
+	case "audit":
+		chosen, title = s.res.Audit, "the audit's configuration, which the knob search measured"
+	}
 	set := &changeset.Set{Format: changeset.FormatVersion, Source: "stacktune tune (knob search, " + s.res.Workload + ")", Server: s.space.Server.String()}
 	if s.space.snap != nil {
 		set.Host, set.Taken = s.space.snap.Host, s.space.snap.Taken
 	}
 	evidence := s.evidence()
-	for _, name := range best.Config.Keys() {
-		to := best.Config[name]
+	for _, name := range chosen.Keys() {
+		to := chosen[name]
 		from := s.space.Running(name)
 		ch := changeset.Change{Kind: changeset.MySQLVariable, Target: "mysqld", Name: name, From: from, To: to,
-			Direction: direction(from, to), Finding: FindingID, Title: "the knob search's best configuration", Evidence: evidence}
+			Direction: direction(from, to), Finding: FindingID, Title: title, Evidence: evidence}
 		if o := mysqlvar.OptionName(name); o != name {
 			ch.Option = o
 		}
@@ -40,10 +47,10 @@ func (s *search) changeSet() *changeset.Set {
 			risk.Durability = "can lose commits on a crash (searched because --allow-durability-loss was given)"
 		}
 		if name == "innodb_buffer_pool_size" {
-			risk.Memory = "the memory budget with it: " + s.space.budgetTotal(best.Config)
+			risk.Memory = "the memory budget with it: " + s.space.budgetTotal(chosen)
 		}
 		ch.Risk = risk
-		if f, ok := s.auditFi[name]; ok && s.space.Knob(name) == nil {
+		if f, ok := s.auditFi[name]; ok && (s.space.Knob(name) == nil || s.res.ChangeSetFrom == "audit") {
 			ch.Finding, ch.Title = f.ID, f.Title
 		}
 		if dyn {
@@ -76,7 +83,8 @@ func direction(from, to string) string {
 // evidence is what the comparison measured, one line per decision.
 func (s *search) evidence() []string {
 	best := s.res.BestTrial()
-	out := []string{fmt.Sprintf("trial %d of %d (%s): %s", best.N, len(s.res.Trials), best.Label, oneLine(best.Summary))}
+	out := []string{fmt.Sprintf("best trial %d of %d (%s): %s", best.N, len(s.res.Trials), best.Label, oneLine(best.Summary)),
+		"chosen: " + s.res.ChangeSetWhy}
 	if s.res.Comparison == nil {
 		return out
 	}

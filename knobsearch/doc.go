@@ -64,9 +64,16 @@
 //     one before (A B C, C B A: a drift adds as much to every arm), and
 //     package abtest decides each pair: the bootstrap interval of the
 //     ratio of medians and Mann-Whitney's U must agree at 95%.
-//  6. The best configuration becomes a change set (package changeset)
-//     that stacktune apply takes: each variable from its running value,
-//     how it takes effect, and the comparison as its evidence.
+//  6. The configuration the comparison supports becomes a change set
+//     (package changeset) that stacktune apply takes: each variable
+//     from its running value, how it takes effect, and the comparison
+//     as its evidence. Of the best and the audit's configuration, those
+//     abtest found better than the server as found, the one with the
+//     higher median (choose); none when neither was, and the change set
+//     is empty. A single trial picks the best, and on a noisy host a
+//     lucky one: its rounds judge it, and an unattended search does not
+//     hand apply what they did not confirm (Result.ChangeSetFrom says
+//     which, ChangeSetWhy on what evidence).
 //
 // # Why TPE
 //

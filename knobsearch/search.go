@@ -170,10 +170,14 @@ type Result struct {
 	// SearchTime is the time to the best configuration, before the
 	// final comparison.
 	SearchTime time.Duration `json:"search_ns"`
-	// ChangeSet is the best configuration as a change set for stacktune
-	// apply (empty when the best is the server as found).
-	ChangeSet *changeset.Set `json:"change_set"`
-	Notes     []string       `json:"notes,omitempty"`
+	// ChangeSet is the configuration the comparison supports as a change
+	// set for stacktune apply: ChangeSetFrom names its arm ("best" or
+	// "audit"; "" when no configuration measured better than the server
+	// as found, and the change set is empty), ChangeSetWhy says why.
+	ChangeSet     *changeset.Set `json:"change_set"`
+	ChangeSetFrom string         `json:"change_set_from"`
+	ChangeSetWhy  string         `json:"change_set_why"`
+	Notes         []string       `json:"notes,omitempty"`
 }
 
 // BestTrial is the best trial.
@@ -269,6 +273,7 @@ func Run(ctx context.Context, opt Options) (res *Result, err error) {
 	if err := s.finish(ctx); err != nil {
 		return s.res, err
 	}
+	s.res.ChangeSetFrom, s.res.ChangeSetWhy = choose(s.res.Comparison, s.bestName())
 	s.res.ChangeSet = s.changeSet()
 	return s.res, nil
 }
@@ -600,6 +605,84 @@ func (s *search) pickBest() {
 	}
 }
 
+// bestName is the comparison's name of the best configuration: "best",
+// or the arm that holds the same configuration ("audit", "default").
+func (s *search) bestName() string {
+	best := s.res.BestTrial().Config.String()
+	if len(s.res.Audit) > 0 && s.res.Audit.String() == best {
+		return "audit"
+	}
+	if best == (Config{}).String() {
+		return "default"
+	}
+	for _, a := range s.opt.Compare {
+		if a.Config.String() == best {
+			return a.Name
+		}
+	}
+	return "best"
+}
+
+// choose picks the configuration to hand to apply from the comparison,
+// so an unattended search never emits what its own measurement does not
+// support: of the search's best and the audit's, those abtest found
+// better than the default, the one with the higher median; none when
+// neither is (the search's best may be a noisy trial's luck: a single
+// run picks it, the comparison's rounds judge it). Without a
+// comparison, the best. why says which and on what evidence.
+func choose(cmp *Comparison, bestName string) (from, why string) {
+	if cmp == nil {
+		return "best", "no comparison was run: the best single trial"
+	}
+	verdict := func(name string) (abtest.Verdict, string, bool) {
+		for _, d := range cmp.Decisions {
+			if d.A == "default" && d.B == name {
+				return d.Decision.Verdict, fmt.Sprintf("%s vs default: %s %.2fx [%.2f, %.2f]", name, d.Decision.Verdict, d.Decision.RatioMedian, d.Decision.CILow, d.Decision.CIHigh), true
+			}
+		}
+		return "", "", false
+	}
+	median := func(name string) float64 {
+		for _, a := range cmp.Arms {
+			if a.Name == name {
+				return a.Median
+			}
+		}
+		return 0
+	}
+	var names, evidence []string
+	for _, n := range []string{"best", "audit"} {
+		if n == "best" {
+			n = bestName
+		}
+		if n == "default" || slices.Contains(names, n) {
+			continue
+		}
+		v, text, ok := verdict(n)
+		if !ok {
+			continue
+		}
+		evidence = append(evidence, text)
+		if v == abtest.Better {
+			names = append(names, n)
+		}
+	}
+	ev := strings.Join(evidence, "; ")
+	switch {
+	case len(names) == 0:
+		return "", "no configuration measured better than the server as found (" + ev + "): nothing to change"
+	case len(names) == 2 && median(names[1]) > median(names[0]):
+		names[0] = names[1]
+	}
+	from = names[0]
+	if from != "best" && from != "audit" {
+		// The best is an extra arm's configuration (MySQLTuner's, say):
+		// the change set holds it under the search's name.
+		from = "best"
+	}
+	return from, "the " + from + " configuration (" + ev + ")"
+}
+
 // compare measures the default, the audit's, the best and the extra
 // arms in rounds, each round in the mirror order of the one before
 // (A B C, C B A, ...: a drift over the session adds as much to every
@@ -611,14 +694,10 @@ func (s *search) compare(ctx context.Context) error {
 		arms = append(arms, Arm{Name: "audit", Config: s.res.Audit})
 	}
 	arms = append(arms, s.opt.Compare...)
-	bestName := "best"
-	for _, a := range arms {
-		if a.Config.String() == best.Config.String() {
-			bestName = a.Name
-			s.res.Notes = append(s.res.Notes, fmt.Sprintf("the best configuration found is the %s configuration", a.Name))
-		}
-	}
-	if bestName == "best" {
+	bestName := s.bestName()
+	if bestName != "best" {
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf("the best configuration found is the %s configuration", bestName))
+	} else {
 		arms = append(arms, Arm{Name: "best", Config: best.Config})
 	}
 	arms = slices.DeleteFunc(arms, func(a Arm) bool {

@@ -245,6 +245,9 @@ func TestSearchFinds(t *testing.T) {
 	if vsDefault == nil || vsDefault.Decision.Verdict != abtest.Better || vsDefault.Decision.CILow < 1.5 {
 		t.Errorf("best vs default: %+v", vsDefault)
 	}
+	if res.ChangeSetFrom != "best" || !strings.Contains(res.ChangeSetWhy, "best vs default: better") {
+		t.Errorf("the change set holds %q: %s", res.ChangeSetFrom, res.ChangeSetWhy)
+	}
 	set := res.ChangeSet
 	if err := set.Validate(); err != nil {
 		t.Fatal(err)
@@ -369,5 +372,41 @@ func TestSpaceFeasible(t *testing.T) {
 	// A limit stands in for the RAM of a server collected elsewhere.
 	if _, err := NewSpace(snap, Constraints{MemoryLimit: 2 * gib}); err != nil {
 		t.Errorf("with a limit: %v", err)
+	}
+}
+
+// TestChoose: the change set holds what the comparison supports, never a
+// configuration whose rounds did not beat the server as found.
+func TestChoose(t *testing.T) {
+	dec := func(b string, v abtest.Verdict) Decision {
+		return Decision{A: "default", B: b, Decision: abtest.Decision{Verdict: v, RatioMedian: 1.3, CILow: 1.1, CIHigh: 1.5}}
+	}
+	arms := func(best, audit float64) []ArmScores {
+		return []ArmScores{{Name: "default", Median: 100}, {Name: "audit", Median: audit}, {Name: "best", Median: best}}
+	}
+	for _, c := range []struct {
+		name     string
+		cmp      *Comparison
+		bestName string
+		want     string
+		why      string
+	}{
+		{"no comparison: the best trial", nil, "best", "best", "no comparison"},
+		{"both better, best higher", &Comparison{Arms: arms(140, 130), Decisions: []Decision{dec("best", abtest.Better), dec("audit", abtest.Better)}}, "best", "best", "best vs default: better"},
+		{"both better, audit higher", &Comparison{Arms: arms(130, 140), Decisions: []Decision{dec("best", abtest.Better), dec("audit", abtest.Better)}}, "best", "audit", "audit vs default: better"},
+		{"best within noise, audit better", &Comparison{Arms: arms(150, 130), Decisions: []Decision{dec("best", abtest.WithinNoise), dec("audit", abtest.Better)}}, "best", "audit", "best vs default: within noise"},
+		{"best better, audit within noise", &Comparison{Arms: arms(130, 150), Decisions: []Decision{dec("best", abtest.Better), dec("audit", abtest.WithinNoise)}}, "best", "best", "audit vs default: within noise"},
+		{"neither better: nothing", &Comparison{Arms: arms(105, 110), Decisions: []Decision{dec("best", abtest.WithinNoise), dec("audit", abtest.WithinNoise)}}, "best", "", "nothing to change"},
+		{"best worse: nothing", &Comparison{Arms: arms(80, 100), Decisions: []Decision{dec("best", abtest.Worse)}}, "best", "", "best vs default: worse"},
+		{"the best is the audit", &Comparison{Arms: arms(0, 140), Decisions: []Decision{dec("audit", abtest.Better)}}, "audit", "audit", "audit vs default: better"},
+		{"the best is the default", &Comparison{Arms: arms(0, 110), Decisions: []Decision{dec("audit", abtest.WithinNoise)}}, "default", "", "nothing to change"},
+		{"the best is an extra arm", &Comparison{Arms: append(arms(0, 100), ArmScores{Name: "mysqltuner", Median: 140}), Decisions: []Decision{dec("mysqltuner", abtest.Better), dec("audit", abtest.WithinNoise)}}, "mysqltuner", "best", "mysqltuner vs default: better"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			from, why := choose(c.cmp, c.bestName)
+			if from != c.want || !strings.Contains(why, c.why) {
+				t.Errorf("choose = %q, %q; want %q with %q", from, why, c.want, c.why)
+			}
+		})
 	}
 }

@@ -163,7 +163,10 @@ func Search(w io.Writer, r *knobsearch.Result, format string) error {
 	}
 	if r.ChangeSet != nil {
 		heading("Change set (stacktune apply takes it)")
-		if len(r.ChangeSet.Changes) == 0 {
+		if r.ChangeSetWhy != "" {
+			line("holds " + r.ChangeSetWhy)
+		}
+		if len(r.ChangeSet.Changes) == 0 && r.ChangeSetFrom != "" {
 			line("nothing to change: the server as found is the best")
 		}
 		for _, c := range r.ChangeSet.Changes {

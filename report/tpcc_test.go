@@ -46,6 +46,7 @@ func hostileSearch(h string) *knobsearch.Result {
 			Arms:      []knobsearch.ArmScores{{Name: h, Config: cfg, Scores: []float64{1, 2}, Median: 1.5}},
 			Decisions: []knobsearch.Decision{{A: h, B: "best", Decision: abtest.Decision{Verdict: abtest.WithinNoise, Reason: h}}},
 		},
+		ChangeSetFrom: "best", ChangeSetWhy: h,
 		ChangeSet: &changeset.Set{Changes: []changeset.Change{{Kind: changeset.MySQLVariable, Name: h, From: h, To: h, Finding: h,
 			Risk: &changeset.Risk{Restart: true}}}},
 		Notes: []string{h},

@@ -61,7 +61,7 @@ func addSearchFlags(f *pflag.FlagSet, o *searchOptions) {
 	f.StringVar(&o.mysqlStop, "mysql-stop", "", `search, --reset datadir: command stopping the server (default "systemctl stop mariadb" or "systemctl stop mysql")`)
 	f.StringVar(&o.mysqlStart, "mysql-start", "", `search, --reset datadir: command starting the server (default "systemctl start mariadb" or "systemctl start mysql")`)
 	f.StringSliceVar(&o.knobs, "knobs", nil, "search: only these knobs (default: every knob of the catalogue the server has)")
-	f.StringVar(&o.emit, "emit", "", "search: write the best configuration's change set to this directory (for stacktune apply)")
+	f.StringVar(&o.emit, "emit", "", "search: write the change set to this directory (for stacktune apply): the search's best or the audit's configuration, whichever the final comparison found better than the server as found (the higher if both), else nothing to change")
 	f.BoolVar(&o.noAudit, "no-audit", false, "search: do not start from the audit's advice")
 }
 
@@ -181,7 +181,7 @@ func runTuneSearch(ctx context.Context, o tuneOptions, stdout, stderr io.Writer)
 		if _, werr := changeset.Write(so.emit, res.ChangeSet); werr != nil {
 			err = errors.Join(err, werr)
 		} else {
-			fmt.Fprintf(stderr, "stacktune tune: the best configuration's change set is in %s: stacktune apply %s\n", so.emit, so.emit)
+			fmt.Fprintf(stderr, "stacktune tune: the change set (%s) is in %s: stacktune apply %s\n", res.ChangeSetWhy, so.emit, so.emit)
 		}
 	}
 	if o.report != "" {
