@@ -72,7 +72,8 @@
 //
 // With RunOptions.Procedures each transaction is one CALL of a stored
 // procedure (tpcc_new_order, tpcc_payment, tpcc_order_status,
-// tpcc_delivery, tpcc_stock_level) that Run installs first
+// tpcc_delivery, tpcc_stock_level, and tpcc_customer_by_name that
+// Payment and Order-Status share) that Run installs first
 // (InstallProcedures: dropped and created again, so a changed body is
 // never stale), as HammerDB runs TPC-C; without it, one round trip per
 // statement, as tpcc-mysql does. The procedures hold the same

@@ -20,6 +20,19 @@ import (
 // They are written from the spec's clauses 2.4-2.8, as the client-side
 // transactions are; no kit's procedures are used.
 var procedures = []struct{ name, body string }{
+	// The customer by last name, for Payment and Order-Status: the one at
+	// position ceil(n/2) of those named, sorted by first name (clause
+	// 2.5.2.2); none is an error.
+	{"tpcc_customer_by_name", `(IN p_w SMALLINT, IN p_d TINYINT, IN p_last VARCHAR(16), OUT p_c INT)
+BEGIN
+  DECLARE v_n INT;
+  SELECT COUNT(*) INTO v_n FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_last = p_last;
+  IF v_n = 0 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no customer with that last name';
+  END IF;
+  SET v_n = (v_n + 1) DIV 2 - 1;
+  SELECT c_id INTO p_c FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_last = p_last ORDER BY c_first LIMIT v_n, 1;
+END`},
 	// New-Order (clause 2.4.2). p_lines holds the order lines in the
 	// order their stock rows are locked, (supply warehouse, item), each
 	// in 15 fixed-width digits: line number (2), item (6), supply
@@ -69,11 +82,10 @@ proc: BEGIN
   COMMIT;
   SELECT 0 AS rolled_back, v_total * (1 - v_disc) * (1 + v_w_tax + v_d_tax) AS total;
 END`},
-	// Payment (clause 2.5.2): p_c = 0 picks the customer by last name,
-	// at position ceil(n/2) of those named, by first name.
+	// Payment (clause 2.5.2): p_c = 0 picks the customer by last name.
 	{"tpcc_payment", `(IN p_w SMALLINT, IN p_d TINYINT, IN p_cw SMALLINT, IN p_cd TINYINT, IN p_c INT, IN p_last VARCHAR(16), IN p_amount DECIMAL(6,2), IN p_now DATETIME)
 BEGIN
-  DECLARE v_c, v_n INT;
+  DECLARE v_c INT;
   DECLARE v_wname, v_dname VARCHAR(10);
   DECLARE v_s1, v_s2, v_city VARCHAR(20);
   DECLARE v_state CHAR(2);
@@ -92,12 +104,7 @@ BEGIN
   SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip INTO v_dname, v_s1, v_s2, v_city, v_state, v_zip FROM district WHERE d_w_id = p_w AND d_id = p_d;
   SET v_c = p_c;
   IF p_c = 0 THEN
-    SELECT COUNT(*) INTO v_n FROM customer WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_last = p_last;
-    IF v_n = 0 THEN
-      SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no customer with that last name';
-    END IF;
-    SET v_n = (v_n + 1) DIV 2 - 1;
-    SELECT c_id INTO v_c FROM customer WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_last = p_last ORDER BY c_first LIMIT v_n, 1;
+    CALL tpcc_customer_by_name(p_cw, p_cd, p_last, v_c);
   END IF;
   SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance
     INTO v_first, v_middle, v_clast, v_s1, v_s2, v_city, v_state, v_zip, v_phone, v_since, v_credit, v_lim, v_disc, v_bal
@@ -120,7 +127,7 @@ END`},
 	// lines are the result set (none for a customer with no order).
 	{"tpcc_order_status", `(IN p_w SMALLINT, IN p_d TINYINT, IN p_c INT, IN p_last VARCHAR(16))
 BEGIN
-  DECLARE v_c, v_n, v_o INT;
+  DECLARE v_c, v_o INT;
   DECLARE v_bal DECIMAL(12,2);
   DECLARE v_first, v_clast VARCHAR(16);
   DECLARE v_middle CHAR(2);
@@ -129,12 +136,7 @@ BEGIN
   START TRANSACTION READ ONLY;
   SET v_c = p_c;
   IF p_c = 0 THEN
-    SELECT COUNT(*) INTO v_n FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_last = p_last;
-    IF v_n = 0 THEN
-      SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no customer with that last name';
-    END IF;
-    SET v_n = (v_n + 1) DIV 2 - 1;
-    SELECT c_id INTO v_c FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_last = p_last ORDER BY c_first LIMIT v_n, 1;
+    CALL tpcc_customer_by_name(p_w, p_d, p_last, v_c);
   END IF;
   SELECT c_balance, c_first, c_middle, c_last INTO v_bal, v_first, v_middle, v_clast FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_id = v_c;
   BEGIN
