@@ -634,53 +634,41 @@ func choose(cmp *Comparison, bestName string) (from, why string) {
 	if cmp == nil {
 		return "best", "no comparison was run: the best single trial"
 	}
-	verdict := func(name string) (abtest.Verdict, string, bool) {
-		for _, d := range cmp.Decisions {
-			if d.A == "default" && d.B == name {
-				return d.Decision.Verdict, fmt.Sprintf("%s vs default: %s %.2fx [%.2f, %.2f]", name, d.Decision.Verdict, d.Decision.RatioMedian, d.Decision.CILow, d.Decision.CIHigh), true
-			}
-		}
-		return "", "", false
+	// The candidates: the best under its arm's name (an extra arm's
+	// configuration, MySQLTuner's say, is still the search's best), and
+	// the audit's unless the best is the audit's.
+	type candidate struct{ from, arm string }
+	cands := []candidate{{"best", bestName}, {"audit", "audit"}}
+	if bestName == "audit" {
+		cands = cands[1:]
 	}
-	median := func(name string) float64 {
-		for _, a := range cmp.Arms {
-			if a.Name == name {
-				return a.Median
-			}
-		}
-		return 0
-	}
-	var names, evidence []string
-	for _, n := range []string{"best", "audit"} {
-		if n == "best" {
-			n = bestName
-		}
-		if n == "default" || slices.Contains(names, n) {
+	var evidence []string
+	top := 0.0
+	for _, c := range cands {
+		i := slices.IndexFunc(cmp.Decisions, func(d Decision) bool { return d.A == "default" && d.B == c.arm })
+		if c.arm == "default" || i < 0 {
 			continue
 		}
-		v, text, ok := verdict(n)
-		if !ok {
-			continue
-		}
-		evidence = append(evidence, text)
-		if v == abtest.Better {
-			names = append(names, n)
+		d := cmp.Decisions[i].Decision
+		evidence = append(evidence, fmt.Sprintf("%s vs default: %s %.2fx [%.2f, %.2f]", c.arm, d.Verdict, d.RatioMedian, d.CILow, d.CIHigh))
+		if m := armMedian(cmp, c.arm); d.Verdict == abtest.Better && (from == "" || m > top) {
+			from, top = c.from, m
 		}
 	}
 	ev := strings.Join(evidence, "; ")
-	switch {
-	case len(names) == 0:
+	if from == "" {
 		return "", "no configuration measured better than the server as found (" + ev + "): nothing to change"
-	case len(names) == 2 && median(names[1]) > median(names[0]):
-		names[0] = names[1]
-	}
-	from = names[0]
-	if from != "best" && from != "audit" {
-		// The best is an extra arm's configuration (MySQLTuner's, say):
-		// the change set holds it under the search's name.
-		from = "best"
 	}
 	return from, "the " + from + " configuration (" + ev + ")"
+}
+
+// armMedian is the named arm's median score (0 without the arm).
+func armMedian(cmp *Comparison, name string) float64 {
+	i := slices.IndexFunc(cmp.Arms, func(a ArmScores) bool { return a.Name == name })
+	if i < 0 {
+		return 0
+	}
+	return cmp.Arms[i].Median
 }
 
 // compare measures the default, the audit's, the best and the extra

@@ -399,6 +399,7 @@ func TestChoose(t *testing.T) {
 		{"neither better: nothing", &Comparison{Arms: arms(105, 110), Decisions: []Decision{dec("best", abtest.WithinNoise), dec("audit", abtest.WithinNoise)}}, "best", "", "nothing to change"},
 		{"best worse: nothing", &Comparison{Arms: arms(80, 100), Decisions: []Decision{dec("best", abtest.Worse)}}, "best", "", "best vs default: worse"},
 		{"the best is the audit", &Comparison{Arms: arms(0, 140), Decisions: []Decision{dec("audit", abtest.Better)}}, "audit", "audit", "audit vs default: better"},
+		{"the best is the audit, within noise", &Comparison{Arms: arms(0, 110), Decisions: []Decision{dec("audit", abtest.WithinNoise)}}, "audit", "", "(audit vs default: within noise 1.30x [1.10, 1.50]): nothing"},
 		{"the best is the default", &Comparison{Arms: arms(0, 110), Decisions: []Decision{dec("audit", abtest.WithinNoise)}}, "default", "", "nothing to change"},
 		{"the best is an extra arm", &Comparison{Arms: append(arms(0, 100), ArmScores{Name: "mysqltuner", Median: 140}), Decisions: []Decision{dec("mysqltuner", abtest.Better), dec("audit", abtest.WithinNoise)}}, "mysqltuner", "best", "mysqltuner vs default: better"},
 	} {
