@@ -177,3 +177,24 @@ func TestSizesValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderLines: New-Order's lines for its procedure, in lock order
+// (supply warehouse, item) with their keyed numbers, in fixed widths.
+func TestOrderLines(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   newOrderInput
+		want string
+	}{
+		{"one line", newOrderInput{items: []orderItem{{i: 7, supplyW: 1, qty: 5}}}, "01" + "000007" + "00001" + "05"},
+		{"lock order keeps the keyed numbers", newOrderInput{items: []orderItem{{i: 900, supplyW: 2, qty: 10}, {i: 100001, supplyW: 1, qty: 1}, {i: 3, supplyW: 2, qty: 9}}},
+			"02" + "100001" + "00001" + "01" + "03" + "000003" + "00002" + "09" + "01" + "000900" + "00002" + "10"},
+		{"the widest values", newOrderInput{items: []orderItem{{i: 999999, supplyW: 32767, qty: 99}}}, "01" + "999999" + "32767" + "99"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := orderLines(c.in); got != c.want || len(got) != lineWidth*len(c.in.items) {
+				t.Errorf("orderLines = %q, want %q", got, c.want)
+			}
+		})
+	}
+}

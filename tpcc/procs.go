@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -225,16 +224,33 @@ func InstallProcedures(ctx context.Context, db *sql.DB) error {
 // lineWidth is the width of one order line in New-Order's p_lines.
 const lineWidth = 15
 
-// orderLines encodes New-Order's lines for tpcc_new_order, in lock order.
+// orderLines encodes New-Order's lines for tpcc_new_order, in lock order:
+// per line, its number (2 digits), item (6), supply warehouse (5) and
+// quantity (2). It runs once per New-Order, so it appends digits rather
+// than formatting.
 func orderLines(in newOrderInput) string {
 	order := lockOrder(in.items)
-	var b strings.Builder
-	b.Grow(lineWidth * len(order))
+	b := make([]byte, 0, lineWidth*len(order))
 	for _, k := range order {
 		it := in.items[k]
-		fmt.Fprintf(&b, "%02d%06d%05d%02d", k+1, it.i, it.supplyW, it.qty)
+		b = appendDigits(b, k+1, 2)
+		b = appendDigits(b, it.i, 6)
+		b = appendDigits(b, it.supplyW, 5)
+		b = appendDigits(b, it.qty, 2)
 	}
-	return b.String()
+	return string(b)
+}
+
+// appendDigits appends v, not negative, as exactly width digits (zero
+// padded; only the last width digits of a larger v).
+func appendDigits(b []byte, v, width int) []byte {
+	n := len(b)
+	b = append(b, make([]byte, width)...)
+	for i := n + width - 1; i >= n; i-- {
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return b
 }
 
 // lockOrder is the order in which New-Order locks its stock rows:
