@@ -200,10 +200,12 @@ const (
 
 var callStatements = []string{callNewOrderSQL, callPaymentSQL, callOrderStatusSQL, callDeliverySQL, callStockLevelSQL}
 
-// InstallProcedures creates the five procedures in db's current
-// database, replacing any of the same name (the body may have changed
-// since they were made). It needs the CREATE ROUTINE and ALTER ROUTINE
-// privileges.
+// InstallProcedures creates the procedures in db's current database,
+// replacing any of the same name (the body may have changed since they
+// were made). It needs the CREATE ROUTINE and ALTER ROUTINE privileges.
+// A failure part way leaves some procedures dropped or old, and says
+// which; nothing else is touched, and Run installs them all again before
+// it uses them, so the next run repairs it.
 func InstallProcedures(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -211,14 +213,23 @@ func InstallProcedures(ctx context.Context, db *sql.DB) error {
 	}
 	defer conn.Close()
 	for _, p := range procedures {
-		if _, err := conn.ExecContext(ctx, "DROP PROCEDURE IF EXISTS "+p.name); err != nil {
-			return fmt.Errorf("tpcc: dropping procedure %s: %w", p.name, err)
-		}
-		if _, err := conn.ExecContext(ctx, "CREATE PROCEDURE "+p.name+" "+p.body); err != nil {
-			return fmt.Errorf("tpcc: creating procedure %s: %w", p.name, err)
+		for _, st := range []struct{ what, q string }{
+			{"dropping", "DROP PROCEDURE IF EXISTS " + p.name},
+			{"creating", "CREATE PROCEDURE " + p.name + " " + p.body},
+		} {
+			if err := installExec(ctx, conn, st.q); err != nil {
+				return fmt.Errorf("tpcc: %s procedure %s: %w", st.what, p.name, err)
+			}
 		}
 	}
 	return nil
+}
+
+// installExec runs one statement of InstallProcedures (tests make a step
+// fail).
+var installExec = func(ctx context.Context, conn *sql.Conn, q string) error {
+	_, err := conn.ExecContext(ctx, q)
+	return err
 }
 
 // lineWidth is the width of one order line in New-Order's p_lines.

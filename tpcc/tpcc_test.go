@@ -524,3 +524,53 @@ func TestProceduresMatchStatements(t *testing.T) {
 	}
 	mustCheck(t, procDB, "after the procedures")
 }
+
+// TestInstallProceduresFails fails each statement of the install in turn:
+// Run says which procedure, runs no transaction, and the next run
+// installs every procedure again and completes.
+func TestInstallProceduresFails(t *testing.T) {
+	_, db := newDB(t)
+	ctx := context.Background()
+	if _, err := Load(ctx, db, LoadOptions{Warehouses: 1, Sizes: TinySizes, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	nextOrders := func() (n int64) {
+		if err := db.QueryRow("SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	orig := installExec
+	defer func() { installExec = orig }()
+	opt := RunOptions{Duration: time.Second, Connections: 2, Procedures: true}
+	for step := 0; step < 2*len(procedures); step++ {
+		p := procedures[step/2]
+		t.Run(fmt.Sprintf("step %d (%s)", step, p.name), func(t *testing.T) {
+			n := 0
+			installExec = func(ctx context.Context, conn *sql.Conn, q string) error {
+				if n++; n-1 == step {
+					return errors.New("injected")
+				}
+				return orig(ctx, conn, q)
+			}
+			before := nextOrders()
+			_, err := Run(ctx, db, opt)
+			if err == nil || !strings.Contains(err.Error(), "procedure "+p.name+": injected") {
+				t.Fatalf("Run with step %d failing: %v", step, err)
+			}
+			if after := nextOrders(); after != before {
+				t.Errorf("a New-Order ran after the install failed: d_next_o_id sum %d → %d", before, after)
+			}
+			installExec = orig
+			r, err := Run(ctx, db, opt)
+			if err != nil || r.Completed == 0 || r.Failed != 0 {
+				t.Fatalf("the next run: %v (%+v)", err, r)
+			}
+			var count int
+			if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE'").Scan(&count); err != nil || count != len(procedures) {
+				t.Errorf("%d procedures after the next run (%v), want %d", count, err, len(procedures))
+			}
+		})
+	}
+	mustCheck(t, db, "after the failed installs and the runs")
+}
