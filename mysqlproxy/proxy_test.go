@@ -51,6 +51,21 @@ func (r *recorder) take() []rec {
 	return out
 }
 
+// takeExecuted takes what was reported once n statements that ran SQL
+// are among it, or after 5 s: the proxy reports a statement when the
+// server's answer has passed, so the client can see the answer first.
+func (r *recorder) takeExecuted(n int) []rec {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		r.mu.Lock()
+		enough := len(executed(r.sts)) >= n
+		r.mu.Unlock()
+		if enough {
+			break
+		}
+	}
+	return executed(r.take())
+}
+
 // executed are the reported statements that ran SQL, in order, without
 // the driver's own (pings, prepares, its read of max_allowed_packet).
 func executed(rs []rec) []rec {
@@ -251,7 +266,7 @@ func TestLargePackets(t *testing.T) {
 		if err := db.QueryRow("SELECT COUNT(*) FROM items").Scan(&n); err != nil || n != 5 {
 			t.Fatal(n, err)
 		}
-		got := executed(r.take())
+		got := r.takeExecuted(3)
 		if len(got) != 3 {
 			t.Fatalf("%s: %d statements: %+v", params, len(got), got)
 		}
@@ -295,7 +310,7 @@ func TestLocalInfile(t *testing.T) {
 	if err := db.QueryRow("SELECT COUNT(*) FROM items WHERE id >= 100").Scan(&n); err != nil || n != 3000 {
 		t.Fatal(n, err)
 	}
-	got := executed(r.take())
+	got := r.takeExecuted(2)
 	if len(got) != 2 || got[0].RowsAffected != 3000 || got[1].RowsSent != 1 {
 		t.Errorf("%+v", got)
 	}
@@ -326,7 +341,7 @@ func TestAuthSwitch(t *testing.T) {
 	if err := bad.Ping(); err == nil || !strings.Contains(err.Error(), "1045") {
 		t.Errorf("a wrong password: %v", err)
 	}
-	if got := executed(r.take()); len(got) != 1 || got[0].text != "SELECT COUNT(*) FROM items" {
+	if got := r.takeExecuted(1); len(got) != 1 || got[0].text != "SELECT COUNT(*) FROM items" {
 		t.Errorf("%+v", got)
 	}
 }
