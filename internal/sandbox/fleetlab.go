@@ -108,10 +108,12 @@ func StartFleetLab(ctx context.Context, opts FleetLabOptions) (lab *FleetLab, er
 	}
 	lab = &FleetLab{dir: dir, owned: owned, Inventory: filepath.Join(dir, "hosts.ini"),
 		KnownHosts: filepath.Join(dir, "known_hosts"), KeyFile: filepath.Join(dir, "id_ed25519")}
+	// Every failed return below is "return nil, err", which clears lab
+	// before this runs: stop what was started through a copy.
+	started := lab
 	defer func() {
 		if err != nil {
-			_ = lab.Stop()
-			lab = nil
+			err = errors.Join(err, started.Stop())
 		}
 	}()
 	pemKey, signer, authorized, err := NewClientKey()

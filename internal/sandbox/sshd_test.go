@@ -2,8 +2,11 @@ package sandbox_test
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,4 +82,41 @@ func TestFleetLab(t *testing.T) {
 	if err != nil || !bytes.Contains(inv, []byte("[web]")) || !bytes.Contains(inv, []byte("ansible_ssh_private_key_file="+lab.KeyFile)) {
 		t.Errorf("hosts.ini: %s %v", inv, err)
 	}
+}
+
+// TestFleetLabFailsClean makes the lab's last file unwritable, after every
+// namespace and sshd has started: StartFleetLab returns the error, and no
+// namespace of this process or sshd of the lab is left behind.
+func TestFleetLabFailsClean(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "hosts.ini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := ourNamespaces(t)
+	lab, err := sandbox.StartFleetLab(context.Background(), sandbox.FleetLabOptions{Dir: dir, Web: 3})
+	if err == nil || lab != nil {
+		t.Fatalf("StartFleetLab = %v, %v; want an error and no lab", lab, err)
+	}
+	if !strings.Contains(err.Error(), "hosts.ini") {
+		t.Errorf("error %q does not name the file", err)
+	}
+	if after := ourNamespaces(t); after != before {
+		t.Errorf("namespaces of this process: %d before, %d after", before, after)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(dir)) {
+			t.Errorf("%s is still running: %q", filepath.Dir(p), bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+		}
+	}
+}
+
+// ourNamespaces counts the network namespaces this process has made.
+func ourNamespaces(t *testing.T) int {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(out), "st-"+strconv.Itoa(os.Getpid())+"-")
 }
