@@ -211,6 +211,16 @@ func (n *Netns) Do(fn func() error) error {
 // TIME_WAIT, as /proc/net/tcp shows them.
 func (n *Netns) TimeWait(ctx context.Context, port, count int) error {
 	return n.Do(func() error {
+		// On a busy machine loopback can deliver a client's handshake
+		// ACK after its FIN (they queue on different CPUs' backlogs):
+		// by then the server's socket is closed, the listener answers
+		// the stray ACK with a RST, and a TIME_WAIT that takes a RST
+		// ends (RFC 1337's "TIME-WAIT assassination"). Under load one
+		// socket in ten could vanish so. tcp_rfc1337=1 keeps them;
+		// stacktune's collectors do not read it.
+		if err := os.WriteFile("/proc/sys/net/ipv4/tcp_rfc1337", []byte("1\n"), 0); err != nil {
+			return fmt.Errorf("sandbox: netns %s: set net.ipv4.tcp_rfc1337: %w", n.name, err)
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
 			return err
@@ -253,35 +263,36 @@ func (n *Netns) TimeWait(ctx context.Context, port, count int) error {
 		lport := l.Addr().(*net.TCPAddr).Port
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			tw, err := timeWaitTo(lport, ours)
-			if err != nil || tw == count {
+			states, err := statesTo(lport, ours)
+			if err != nil || states["06"] == count {
 				return err
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
-				return fmt.Errorf("sandbox: netns %s: %d of %d sockets reached TIME_WAIT", n.name, tw, count)
+				return fmt.Errorf("sandbox: netns %s: %d of %d sockets reached TIME_WAIT (%d distinct local ports; states %v)", n.name, states["06"], count, len(ours), states)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	})
 }
 
-// timeWaitTo counts the sockets in TIME_WAIT toward port, from one of the
-// local ports in from (in hex, as /proc/net/tcp writes them), in the
-// calling thread's network namespace.
-func timeWaitTo(port int, from map[string]bool) (int, error) {
+// statesTo counts the TCP sockets toward port from one of the local ports
+// in from (in hex, as /proc/net/tcp writes them), by state as
+// /proc/net/tcp writes it ("06" is TIME_WAIT), in the calling thread's
+// network namespace.
+func statesTo(port int, from map[string]bool) (map[string]int, error) {
 	b, err := os.ReadFile("/proc/thread-self/net/tcp")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	want := fmt.Sprintf(":%04X", port)
-	n := 0
+	n := map[string]int{}
 	for _, line := range strings.Split(string(b), "\n")[1:] {
 		f := strings.Fields(line)
-		if len(f) < 4 || !strings.HasSuffix(f[2], want) || f[3] != "06" {
+		if len(f) < 4 || !strings.HasSuffix(f[2], want) {
 			continue
 		}
 		if _, local, ok := strings.Cut(f[1], ":"); ok && from[local] {
-			n++
+			n[f[3]]++
 		}
 	}
 	return n, nil
