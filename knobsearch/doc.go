@@ -56,6 +56,18 @@
 //     over every trial so far.
 //  4. The model: the Top knobs are searched with TPE (below), Trials
 //     times, the others held at the best starting point's values.
+//     After every Options.Anchor trials of steps 2-4 (default 6), and
+//     after the last, the server as found is measured again: an anchor.
+//     Each trial's Relative is its score over the as-found score at its
+//     time, interpolated between the anchors before and after it, and
+//     the ranking, the model and the best use it, not the raw score. On
+//     a shared host whose speed moves in steps or drifts (on this
+//     project's 2-core VM, two model trials that differed in two minor
+//     knobs scored 16,245 and 9,678 tpmC), a raw score ranks the host's
+//     spells, not the knobs; the anchors cost a trial in seven.
+//     A step between two anchors still mis-scores the trials between
+//     the step and the next anchor; the comparison (step 5) judges the
+//     answer in any case.
 //  5. The best candidate (a starting point or a model trial: screening
 //     samples carry random values of every knob and are never the
 //     answer) is measured again against the server as found, the audit's

@@ -78,6 +78,12 @@ type Options struct {
 	// MaxTime bounds the search phases (the final comparison is not cut):
 	// past it, no new screening or model trial starts. 0: no bound.
 	MaxTime time.Duration
+	// Anchor: the server as found is measured again after every Anchor
+	// search trials (default 6; negative: never) and after the last, and
+	// each search trial is scored against the as-found runs around it
+	// (Trial.Relative): a host whose speed moves during the search
+	// moves the anchors as much.
+	Anchor int
 	// NoAudit starts without the audit's advice.
 	NoAudit bool
 	// Compare are more configurations for the final comparison.
@@ -89,6 +95,15 @@ type Options struct {
 	now      func() time.Time
 }
 
+// AnchorFlag is Options.Anchor for a command-line flag, where 0 means
+// never (the option's 0 is its default).
+func AnchorFlag(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
 // Phases of a trial.
 const (
 	PhaseDefault = "default"
@@ -96,6 +111,7 @@ const (
 	PhaseSeed    = "seed 002"
 	PhaseScreen  = "screen"
 	PhaseModel   = "model"
+	PhaseAnchor  = "anchor"
 	PhaseCompare = "compare"
 )
 
@@ -107,13 +123,20 @@ type Trial struct {
 	Config Config `json:"config"`
 	// Score is the measurement's (0 when the trial failed: Error says
 	// why, and the model counts it below every other).
-	Score   float64       `json:"score"`
-	Summary string        `json:"summary,omitempty"`
-	Error   string        `json:"error,omitempty"`
-	Budget  string        `json:"memory_budget"`
-	Reset   time.Duration `json:"reset_ns"`
-	Apply   time.Duration `json:"apply_ns"`
-	Measure time.Duration `json:"measure_ns"`
+	Score float64 `json:"score"`
+	// Relative is Score over the server as found's score at the trial's
+	// time: its anchors' (PhaseDefault, PhaseAnchor) interpolated by
+	// trial number between the one before and the one after, or the
+	// last one before when none came after. The search ranks by it;
+	// 0 for a failed trial and in the comparison, which has a design
+	// of its own against drift.
+	Relative float64       `json:"relative,omitempty"`
+	Summary  string        `json:"summary,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Budget   string        `json:"memory_budget"`
+	Reset    time.Duration `json:"reset_ns"`
+	Apply    time.Duration `json:"apply_ns"`
+	Measure  time.Duration `json:"measure_ns"`
 }
 
 // OK reports whether the trial measured.
@@ -194,12 +217,14 @@ type search struct {
 	res     *Result
 	space   *Space
 	extras  Config // the audit's changes outside the space, under every candidate
-	obs     []observation
 	tried   map[string]bool
 	pending bool // a configuration is applied and not undone
-	start   time.Time
-	rng     *rand.Rand
-	auditFi map[string]advise.Finding
+	// sinceAnchor counts the search trials since the server as found
+	// was last measured.
+	sinceAnchor int
+	start       time.Time
+	rng         *rand.Rand
+	auditFi     map[string]advise.Finding
 }
 
 func (s *search) log(format string, args ...any) {
@@ -228,6 +253,9 @@ func Run(ctx context.Context, opt Options) (res *Result, err error) {
 	def(&opt.Top, 4)
 	def(&opt.Trials, 12)
 	def(&opt.Repeats, 5)
+	if opt.Anchor == 0 {
+		opt.Anchor = 6
+	}
 	if opt.Repeats < 4 {
 		return nil, fmt.Errorf("knobsearch: %d repeats: at least 4 (3 against 3 can never show a difference at 95%%)", opt.Repeats)
 	}
@@ -265,6 +293,12 @@ func Run(ctx context.Context, opt Options) (res *Result, err error) {
 	if err := s.model(ctx); err != nil {
 		return s.res, err
 	}
+	if s.sinceAnchor > 0 && s.opt.Anchor > 0 {
+		if err := s.anchor(ctx); err != nil {
+			return s.res, err
+		}
+	}
+	s.noteDrift()
 	s.pickBest()
 	s.res.SearchTime = opt.now().Sub(s.start)
 	if err := s.compare(ctx); err != nil {
@@ -334,9 +368,7 @@ func (s *search) trial(ctx context.Context, phase, label string, c Config, obser
 func (s *search) record(t Trial) {
 	s.res.Trials = append(s.res.Trials, t)
 	s.tried[t.Config.String()] = true
-	if s.space != nil && t.Phase != PhaseCompare {
-		s.obs = append(s.obs, observation{point: s.space.point(t.Config), score: s.modelScore(t)})
-	}
+	s.rescore()
 	if t.OK() {
 		s.log("trial %d: %s", t.N, t.Summary)
 	} else {
@@ -344,12 +376,96 @@ func (s *search) record(t Trial) {
 	}
 }
 
-// modelScore is the score the model sees: a failed trial below all.
-func (s *search) modelScore(t Trial) float64 {
-	if t.OK() {
-		return t.Score
+// isAnchor says whether a trial measured the server as found for the
+// search's scale: the first trial and the anchors.
+func isAnchor(t Trial) bool {
+	return t.OK() && (t.Phase == PhaseDefault || t.Phase == PhaseAnchor)
+}
+
+// rescore sets every search trial's Relative from the anchors measured
+// so far: a new anchor moves those of the trials since the last one.
+func (s *search) rescore() {
+	var anchors []Trial
+	for _, t := range s.res.Trials {
+		if isAnchor(t) {
+			anchors = append(anchors, t)
+		}
 	}
-	return -1
+	for i := range s.res.Trials {
+		t := &s.res.Trials[i]
+		t.Relative = 0
+		if !t.OK() || t.Phase == PhaseCompare || len(anchors) == 0 {
+			continue
+		}
+		if level := anchorLevel(anchors, t.N); level > 0 {
+			t.Relative = t.Score / level
+		}
+	}
+}
+
+// anchorLevel is the server as found's score at trial n: interpolated
+// between the anchors before and after n, the nearest one when n is
+// outside them.
+func anchorLevel(anchors []Trial, n int) float64 {
+	j := slices.IndexFunc(anchors, func(a Trial) bool { return a.N >= n })
+	switch {
+	case j < 0:
+		return anchors[len(anchors)-1].Score
+	case j == 0 || anchors[j].N == n:
+		return anchors[j].Score
+	}
+	a, b := anchors[j-1], anchors[j]
+	f := float64(n-a.N) / float64(b.N-a.N)
+	return a.Score + f*(b.Score-a.Score)
+}
+
+// observations are what the model sees of the search trials: the
+// point and the relative score, a failed trial below all. The anchors
+// repeat the first trial and are left out.
+func (s *search) observations() []observation {
+	var obs []observation
+	for _, t := range s.res.Trials {
+		if t.Phase == PhaseCompare || t.Phase == PhaseAnchor {
+			continue
+		}
+		score := -1.0
+		if t.OK() {
+			score = t.Relative
+		}
+		obs = append(obs, observation{point: s.space.point(t.Config), score: score})
+	}
+	return obs
+}
+
+// anchor measures the server as found again.
+func (s *search) anchor(ctx context.Context) error {
+	n := 1
+	for _, t := range s.res.Trials {
+		if t.Phase == PhaseAnchor {
+			n++
+		}
+	}
+	s.sinceAnchor = 0
+	_, err := s.trial(ctx, PhaseAnchor, fmt.Sprintf("as found (anchor %d)", n), nil, nil)
+	return err
+}
+
+// noteDrift says how far the anchors moved, when they moved more than
+// a tenth.
+func (s *search) noteDrift() {
+	var scores []float64
+	for _, t := range s.res.Trials {
+		if isAnchor(t) {
+			scores = append(scores, t.Score)
+		}
+	}
+	if len(scores) < 2 {
+		return
+	}
+	lo, hi := slices.Min(scores), slices.Max(scores)
+	if lo > 0 && hi/lo > 1.1 {
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf("the server as found scored %.0f to %.0f over its %d runs during the search (%.2fx): the host's speed moved, and each trial is ranked against the runs around it", lo, hi, len(scores), hi/lo))
+	}
 }
 
 // baseline measures the server as found, taking the snapshot its audit
@@ -384,7 +500,6 @@ func (s *search) baseline(ctx context.Context) error {
 		return err
 	}
 	s.space, s.res.Space = space, space
-	s.obs = append(s.obs, observation{point: space.point(nil), score: t.Score})
 	for name, f := range space.Fixed {
 		if !f.Holds {
 			s.res.Notes = append(s.res.Notes, fmt.Sprintf("%s is fixed at %s but the server runs %s: the search leaves it as it runs", name, f.Want, orNone(f.Running)))
@@ -475,8 +590,13 @@ func (s *search) try(ctx context.Context, phase, label string, c Config) error {
 		s.log("%s: already measured: %s", label, c)
 		return nil
 	}
-	_, err := s.trial(ctx, phase, label, c, nil)
-	return err
+	if _, err := s.trial(ctx, phase, label, c, nil); err != nil {
+		return err
+	}
+	if s.sinceAnchor++; s.opt.Anchor > 0 && s.sinceAnchor >= s.opt.Anchor {
+		return s.anchor(ctx)
+	}
+	return nil
 }
 
 func (s *search) outOfTime() bool {
@@ -528,7 +648,7 @@ func (s *search) model(ctx context.Context) error {
 	if len(s.space.Knobs) == 0 {
 		return nil
 	}
-	s.res.Importance = rankKnobs(s.space.Knobs, s.obs)
+	s.res.Importance = rankKnobs(s.space.Knobs, s.observations())
 	var dims []int
 	for _, imp := range s.res.Importance[:min(s.opt.Top, len(s.res.Importance))] {
 		dims = append(dims, slices.IndexFunc(s.space.Knobs, func(k Knob) bool { return k.Name == imp.Knob }))
@@ -543,7 +663,7 @@ func (s *search) model(ctx context.Context) error {
 		}
 		inc := s.incumbent()
 		base := s.space.point(inc)
-		p, rejected, ok := t.propose(s.space.Knobs, dims, s.obs, base, func(x []float64) bool {
+		p, rejected, ok := t.propose(s.space.Knobs, dims, s.observations(), base, func(x []float64) bool {
 			c := s.space.config(x, s.extras)
 			if feasible, _ := s.space.Feasible(c); !feasible {
 				return false
@@ -579,7 +699,7 @@ func importanceText(imp []Importance) string {
 // nothing about: none is taken as the answer, nor as the base of the
 // model's trials.
 func candidate(t Trial) bool {
-	return t.OK() && t.Phase != PhaseScreen && t.Phase != PhaseCompare
+	return t.OK() && t.Phase != PhaseScreen && t.Phase != PhaseCompare && t.Phase != PhaseAnchor
 }
 
 // incumbent is the configuration of the best candidate so far; the
@@ -587,7 +707,7 @@ func candidate(t Trial) bool {
 func (s *search) incumbent() Config {
 	best := -1
 	for i, t := range s.res.Trials {
-		if candidate(t) && (best < 0 || t.Score > s.res.Trials[best].Score) {
+		if candidate(t) && (best < 0 || t.Relative > s.res.Trials[best].Relative) {
 			best = i
 		}
 	}
@@ -599,7 +719,7 @@ func (s *search) incumbent() Config {
 
 func (s *search) pickBest() {
 	for i, t := range s.res.Trials {
-		if candidate(t) && (s.res.Best < 0 || t.Score > s.res.Trials[s.res.Best].Score) {
+		if candidate(t) && (s.res.Best < 0 || t.Relative > s.res.Trials[s.res.Best].Relative) {
 			s.res.Best = i
 		}
 	}

@@ -98,6 +98,9 @@ type fakeWorkload struct {
 	noise  float64
 	resets int
 	runs   int
+	// speed, when set, is the host's speed at run n (from 1): every
+	// score is multiplied by it.
+	speed func(n int) float64
 }
 
 func (w *fakeWorkload) Name() string                { return "fake" }
@@ -107,8 +110,17 @@ func (w *fakeWorkload) Measure(ctx context.Context, _ string, observe func(conte
 		observe(ctx)
 	}
 	w.runs++
+	score := surface(w.srv.current) * (1 + w.noise*w.r.NormFloat64())
+	if w.speed != nil {
+		score *= w.speed(w.runs)
+	}
+	return Measurement{Score: score, Summary: fmt.Sprintf("score %.0f", score), Passed: true}, nil
+}
+
+// surface is the fake workload's score of c without noise.
+func surface(c Config) float64 {
 	get := func(name, def string) float64 {
-		v, ok := w.srv.current[name]
+		v, ok := c[name]
 		if !ok {
 			v = def
 		}
@@ -118,11 +130,10 @@ func (w *fakeWorkload) Measure(ctx context.Context, _ string, observe func(conte
 	bp := math.Min(get("innodb_buffer_pool_size", "134217728"), 2*gib)
 	redo := get("innodb_log_file_size", "100663296")
 	score := 1000 * (1 + 2*math.Log2(bp/(128*mib))/4) * (1 + 0.1*math.Log2(redo/(96*mib))/4.4)
-	if w.srv.current["innodb_flush_neighbors"] == "0" {
+	if c["innodb_flush_neighbors"] == "0" {
 		score *= 1.05
 	}
-	score *= 1 + w.noise*w.r.NormFloat64()
-	return Measurement{Score: score, Summary: fmt.Sprintf("score %.0f", score), Passed: true}, nil
+	return score
 }
 
 func newFakes(t *testing.T, c Constraints, ram int64, seed uint64) (*fakeServer, *fakeWorkload, Options) {
@@ -407,6 +418,79 @@ func TestChoose(t *testing.T) {
 			from, why := choose(c.cmp, c.bestName)
 			if from != c.want || !strings.Contains(why, c.why) {
 				t.Errorf("choose = %q, %q; want %q with %q", from, why, c.want, c.why)
+			}
+		})
+	}
+}
+
+// TestSearchDrift: on a host whose speed moves during the search, each
+// trial's relative score is its configuration's true ratio to the
+// server as found when the anchors bracket it, and the drift is noted.
+// Without anchors the same search mis-scores trials by the drift: the
+// no-anchor case shows the check can fail.
+func TestSearchDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		anchor int
+		speed  func(n int) float64
+		// maxErr bounds, and minErr floors, the largest relative error
+		// of a search trial's Relative against the true ratio.
+		maxErr, minErr float64
+		wantNote       bool
+	}{
+		{name: "a steady host", anchor: 0, speed: func(int) float64 { return 1 }, maxErr: 0.05},
+		{name: "a host that speeds up threefold, anchored", anchor: 0, speed: func(n int) float64 { return 1 + 0.08*float64(n-1) }, maxErr: 0.05, wantNote: true},
+		{name: "a host that speeds up threefold, no anchors", anchor: -1, speed: func(n int) float64 { return 1 + 0.08*float64(n-1) }, minErr: 0.5},
+		{name: "a host that slows down twofold and back, anchored every 3", anchor: 3, speed: func(n int) float64 {
+			return 1 - 0.5*math.Max(0, 1-math.Abs(float64(n)-13)/8)
+		}, maxErr: 0.08, wantNote: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, w, opt := newFakes(t, Constraints{MemoryLimit: 4 * gib, CanRestart: true}, 16*gib, 3)
+			w.noise, w.speed, opt.Anchor = 0.005, tc.speed, tc.anchor
+			res, err := Run(context.Background(), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			def := surface(nil)
+			worst, anchors, last := 0.0, 0, 0
+			for _, tr := range res.Trials {
+				switch tr.Phase {
+				case PhaseCompare:
+					continue
+				case PhaseAnchor:
+					anchors++
+					if tr.Config.String() != (Config{}).String() {
+						t.Errorf("anchor %d runs %v", tr.N, tr.Config)
+					}
+				default:
+					last = tr.N
+				}
+				if !tr.OK() {
+					continue
+				}
+				truth := surface(tr.Config) / def
+				worst = math.Max(worst, math.Abs(tr.Relative-truth)/truth)
+			}
+			if tc.anchor >= 0 && (anchors == 0 || res.Trials[last].Phase != PhaseAnchor) {
+				t.Errorf("%d anchors; the trial after the last search trial (%d) is not one", anchors, last)
+			}
+			if tc.anchor < 0 && anchors != 0 {
+				t.Errorf("%d anchors with Anchor %d", anchors, tc.anchor)
+			}
+			if tc.maxErr > 0 && worst > tc.maxErr {
+				t.Errorf("a trial's relative score is %.0f%% off its true ratio (at most %.0f%%)", 100*worst, 100*tc.maxErr)
+			}
+			if worst < tc.minErr {
+				t.Errorf("the worst relative score is %.0f%% off; without anchors the drift should show (at least %.0f%%)", 100*worst, 100*tc.minErr)
+			}
+			t.Logf("worst %.3f, %d anchors, %d trials", worst, anchors, len(res.Trials))
+			noted := slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "the host's speed moved") })
+			if noted != tc.wantNote {
+				t.Errorf("drift noted %v, want %v: %q", noted, tc.wantNote, res.Notes)
+			}
+			if best := res.BestTrial(); best.Relative < 0.95*surface(best.Config)/def {
+				t.Errorf("best %v relative %.2f, true %.2f", best.Config, best.Relative, surface(best.Config)/def)
 			}
 		})
 	}
