@@ -86,24 +86,30 @@ func Search(w io.Writer, r *knobsearch.Result, format string) error {
 	}
 	heading("Trials")
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	// "vs as found" is the trial's score over the server as found's
+	// at its time (the anchors around it): what the search ranks by.
 	if md {
-		bw.WriteString("| # | trial | score | configuration (differences from the server as found) |\n|---:|---|---:|---|\n")
+		bw.WriteString("| # | trial | score | vs as found | configuration (differences from the server as found) |\n|---:|---|---:|---:|---|\n")
 	} else {
-		fprintf(tw, "#\ttrial\tscore\treset+apply\tconfiguration (differences from the server as found)\n")
+		fprintf(tw, "#\ttrial\tscore\tvs as found\treset+apply\tconfiguration (differences from the server as found)\n")
 	}
 	for _, t := range r.Trials {
 		score := Count(int64(math.Round(t.Score)))
 		if !t.OK() {
 			score = "FAILED"
 		}
+		rel := ""
+		if t.Relative > 0 {
+			rel = fmt.Sprintf("%.2fx", t.Relative)
+		}
 		cfg := t.Config.String()
 		if !t.OK() {
 			cfg += " — " + t.Error
 		}
 		if md {
-			fprintf(bw, "| %d | %s | %s | %s |\n", t.N, mdEscape(t.Label), score, mdEscape(cfg))
+			fprintf(bw, "| %d | %s | %s | %s | %s |\n", t.N, mdEscape(t.Label), score, rel, mdEscape(cfg))
 		} else {
-			fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", t.N, t.Label, score, Duration((t.Reset + t.Apply).Seconds()), cfg)
+			fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.N, t.Label, score, rel, Duration((t.Reset + t.Apply).Seconds()), cfg)
 		}
 	}
 	tw.Flush()
@@ -139,7 +145,11 @@ func Search(w io.Writer, r *knobsearch.Result, format string) error {
 	}
 	heading("Best")
 	if best := r.BestTrial(); best.N > 0 {
-		line(fmt.Sprintf("trial %d (%s): %s", best.N, best.Label, best.Summary))
+		rel := ""
+		if best.Relative > 0 {
+			rel = fmt.Sprintf(" (%.2fx the server as found around it)", best.Relative)
+		}
+		line(fmt.Sprintf("trial %d (%s): %s%s", best.N, best.Label, best.Summary, rel))
 		line("configuration: " + best.Config.String())
 	} else {
 		line("no trial finished")

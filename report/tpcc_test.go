@@ -35,7 +35,7 @@ func hostileSearch(h string) *knobsearch.Result {
 		Workload: h,
 		Audit:    cfg, AuditNotes: []string{h},
 		Trials: []knobsearch.Trial{
-			{N: 1, Phase: h, Label: h, Config: knobsearch.Config{}, Score: 10, Summary: h},
+			{N: 1, Phase: h, Label: h, Config: knobsearch.Config{}, Score: 10, Relative: 1, Summary: h},
 			{N: 2, Phase: "model", Label: "model 1/2", Config: cfg, Error: h},
 		},
 		Skipped:    []knobsearch.Skipped{{Phase: h, Config: cfg, Why: h}, {Phase: "model", Why: h}},
