@@ -61,6 +61,7 @@ type config struct {
 	trials       int
 	top          int
 	repeats      int
+	anchor       int
 	memoryBudget string
 	budgetBytes  int64
 	markdown     bool
@@ -83,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.trials, "trials", 10, "the search's model trials")
 	fs.IntVar(&c.top, "top", 4, "knobs the model searches")
 	fs.IntVar(&c.repeats, "repeats", 5, "rounds of the final comparison (at least 4)")
+	fs.IntVar(&c.anchor, "anchor", 6, "measure the default again after every N search trials and rank each trial against the runs around it (0: never)")
 	fs.StringVar(&c.memoryBudget, "memory-budget", "8G", "the RAM the memory budget counts (MySQLTuner is told the same)")
 	fs.BoolVar(&c.markdown, "markdown", false, "also print the results as Markdown for docs/benchmarks.md")
 	fs.BoolVar(&c.loadOnly, "load-only", false, "only load the warehouses and report the loader's time")
@@ -244,7 +246,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		Workload: w, Server: &knobsearch.MySQL{Services: sv, StateDir: filepath.Join(work, "state")}, DB: m.DB(),
 		CollectInterval: min(10*time.Second, (c.warmup+c.duration)*3/4),
 		Constraints:     knobsearch.Constraints{Fixed: contest, MemoryLimit: c.budgetBytes, CanRestart: true},
-		Screen:          c.screen, Trials: c.trials, Top: c.top, Repeats: c.repeats, Seed: c.seed,
+		Screen:          c.screen, Trials: c.trials, Top: c.top, Repeats: c.repeats, Anchor: knobsearch.AnchorFlag(c.anchor), Seed: c.seed,
 		Compare:  []knobsearch.Arm{{Name: "mysqltuner", Config: res.tuner.Config}},
 		Progress: func(s string) { logf("%s", s) },
 	})
@@ -468,9 +470,9 @@ func (r *result) markdown(w io.Writer, rows []row) error {
 	if c.procedures {
 		procs = " --procedures"
 	}
-	fmt.Fprintf(w, "`go run ./bench/tpccbench -w %d -c %d -d %s --warmup %s --screen %d --trials %d --repeats %d --memory-budget %s%s --markdown`: %d cores (%s), MariaDB %s, stacktune %s. "+
+	fmt.Fprintf(w, "`go run ./bench/tpccbench -w %d -c %d -d %s --warmup %s --screen %d --trials %d --repeats %d --anchor %d --memory-budget %s%s --markdown`: %d cores (%s), MariaDB %s, stacktune %s. "+
 		"Transactions as %s. innodb_doublewrite=1 and innodb_flush_log_at_trx_commit=1 fixed; every run from the same data dir; the four configurations measured in %d interleaved rounds (medians; intervals are abtest's 95%% bootstrap interval of the ratio of medians).\n\n",
-		c.warehouses, c.connections, c.duration, c.warmup, c.screen, c.trials, c.repeats, c.memoryBudget, procs, measure.NumCPU(), r.cpu, r.version, r.commit, c.transactions(), c.repeats)
+		c.warehouses, c.connections, c.duration, c.warmup, c.screen, c.trials, c.repeats, c.anchor, c.memoryBudget, procs, measure.NumCPU(), r.cpu, r.version, r.commit, c.transactions(), c.repeats)
 	fmt.Fprintln(w, "| configuration | tpmC (median) | vs default | vs MySQLTuner | runs |")
 	fmt.Fprintln(w, "|---|---:|---|---|---|")
 	for _, x := range rows {

@@ -32,6 +32,7 @@ type searchOptions struct {
 	trials       int
 	top          int
 	repeats      int
+	anchor       int
 	maxTime      time.Duration
 	warmup       time.Duration
 	reset        string
@@ -52,6 +53,7 @@ func addSearchFlags(f *pflag.FlagSet, o *searchOptions) {
 	f.IntVar(&o.trials, "trials", 12, "search: trials of the model (TPE) on the top knobs")
 	f.IntVar(&o.top, "top", 4, "search: knobs the model searches")
 	f.IntVar(&o.repeats, "repeats", 5, "search: rounds of the final comparison (best, default, audit), at least 4")
+	f.IntVar(&o.anchor, "anchor", 6, "search: measure the server as found again after every N search trials, and rank each trial against the runs around it, so a host whose speed moves does not pick the answer (0: never)")
 	f.DurationVar(&o.maxTime, "max-time", 0, "search: no new screening or model trial after this long (the comparison still runs; 0: no bound)")
 	f.DurationVar(&o.warmup, "warmup", 10*time.Second, "search, tpcc: each run's warm-up before its -d measured interval")
 	f.BoolVar(&o.procedures, "procedures", false, "search, tpcc: run the transactions as stored procedures (see stacktune tpcc run --procedures)")
@@ -168,7 +170,7 @@ func runTuneSearch(ctx context.Context, o tuneOptions, stdout, stderr io.Writer)
 	}
 	res, err := knobsearch.Run(ctx, knobsearch.Options{
 		Workload: w, Server: &knobsearch.MySQL{Services: sv, StateDir: state}, DB: db, CollectInterval: collectEvery,
-		Constraints: c, Screen: so.screen, Top: so.top, Trials: so.trials, Repeats: so.repeats, MaxTime: so.maxTime,
+		Constraints: c, Screen: so.screen, Top: so.top, Trials: so.trials, Repeats: so.repeats, Anchor: knobsearch.AnchorFlag(so.anchor), MaxTime: so.maxTime,
 		NoAudit: so.noAudit, Seed: o.diag.seed, Progress: progress,
 	})
 	if res == nil {

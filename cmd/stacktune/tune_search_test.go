@@ -30,7 +30,7 @@ func TestTuneSearchTPCC(t *testing.T) {
 	args := []string{"tune", dsn, "--workload", "tpcc", "--reset", "reload", "-d", "1s", "--warmup", "0s", "-c", "2",
 		"--fix", "innodb_doublewrite=ON", "--fix", "innodb_flush_log_at_trx_commit=1", "--allow-durability-loss",
 		"--knobs", "innodb_flush_neighbors,innodb_doublewrite,innodb_flush_log_at_trx_commit", "--memory-budget", "2G",
-		"--screen", "1", "--trials", "1", "--top", "1", "--repeats", "4", "--no-audit",
+		"--screen", "1", "--trials", "1", "--top", "1", "--repeats", "4", "--no-audit", "--anchor", "2",
 		"--mysql-conf", dropIn, "--mysql-check", "none", "--mysql-restart", "none",
 		"--state", filepath.Join(tmp, "state"), "--history", filepath.Join(tmp, "h.db"), "--emit", emit, "--format", "json"}
 	out, errOut, err := run(t, "", args...)
@@ -43,9 +43,10 @@ func TestTuneSearchTPCC(t *testing.T) {
 			Left  []struct{ Name, Why string }
 		} `json:"space"`
 		Trials []struct {
-			Phase  string            `json:"phase"`
-			Config map[string]string `json:"config"`
-			Error  string            `json:"error"`
+			Phase    string            `json:"phase"`
+			Config   map[string]string `json:"config"`
+			Error    string            `json:"error"`
+			Relative float64           `json:"relative"`
 		} `json:"trials"`
 		Comparison struct {
 			Arms []struct {
@@ -72,15 +73,30 @@ func TestTuneSearchTPCC(t *testing.T) {
 	if len(res.Space.Knobs) != 1 || res.Space.Knobs[0].Name != "innodb_flush_neighbors" {
 		t.Errorf("space %+v", res.Space)
 	}
+	anchors, searched := 0, 0
 	for _, tr := range res.Trials {
+		switch tr.Phase {
+		case "seed 002", "screen", "model":
+			searched++
+		}
 		if tr.Error != "" {
 			t.Errorf("trial failed: %s", tr.Error)
+		}
+		if tr.Phase == "anchor" {
+			anchors++
+			if len(tr.Config) != 0 || tr.Relative <= 0 {
+				t.Errorf("an anchor runs %v, relative %v", tr.Config, tr.Relative)
+			}
 		}
 		for k := range tr.Config {
 			if k == "innodb_doublewrite" || k == "innodb_flush_log_at_trx_commit" {
 				t.Errorf("a trial set the fixed %s", k)
 			}
 		}
+	}
+	// An anchor after every two search trials and after the last.
+	if want := (searched + 1) / 2; searched == 0 || anchors != want {
+		t.Errorf("%d anchors after %d search trials, want %d", anchors, searched, want)
 	}
 	// On a noisy machine the server as found may measure best: then the
 	// comparison has that one arm, and nothing to change.
