@@ -219,12 +219,9 @@ type search struct {
 	extras  Config // the audit's changes outside the space, under every candidate
 	tried   map[string]bool
 	pending bool // a configuration is applied and not undone
-	// sinceAnchor counts the search trials since the server as found
-	// was last measured.
-	sinceAnchor int
-	start       time.Time
-	rng         *rand.Rand
-	auditFi     map[string]advise.Finding
+	start   time.Time
+	rng     *rand.Rand
+	auditFi map[string]advise.Finding
 }
 
 func (s *search) log(format string, args ...any) {
@@ -293,7 +290,7 @@ func Run(ctx context.Context, opt Options) (res *Result, err error) {
 	if err := s.model(ctx); err != nil {
 		return s.res, err
 	}
-	if s.sinceAnchor > 0 && s.opt.Anchor > 0 {
+	if s.opt.Anchor > 0 && s.sinceAnchor() > 0 {
 		if err := s.anchor(ctx); err != nil {
 			return s.res, err
 		}
@@ -382,15 +379,35 @@ func isAnchor(t Trial) bool {
 	return t.OK() && (t.Phase == PhaseDefault || t.Phase == PhaseAnchor)
 }
 
-// rescore sets every search trial's Relative from the anchors measured
-// so far: a new anchor moves those of the trials since the last one.
-func (s *search) rescore() {
+// anchors are the trials that measured the server as found, in order.
+func (s *search) anchors() []Trial {
 	var anchors []Trial
 	for _, t := range s.res.Trials {
 		if isAnchor(t) {
 			anchors = append(anchors, t)
 		}
 	}
+	return anchors
+}
+
+// sinceAnchor counts the trials since the server as found was last
+// measured (an anchor that failed counts as measured: it is not tried
+// again at once).
+func (s *search) sinceAnchor() int {
+	n := 0
+	for i := len(s.res.Trials) - 1; i >= 0; i-- {
+		if p := s.res.Trials[i].Phase; p == PhaseDefault || p == PhaseAnchor {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// rescore sets every search trial's Relative from the anchors measured
+// so far: a new anchor moves those of the trials since the last one.
+func (s *search) rescore() {
+	anchors := s.anchors()
 	for i := range s.res.Trials {
 		t := &s.res.Trials[i]
 		t.Relative = 0
@@ -445,7 +462,6 @@ func (s *search) anchor(ctx context.Context) error {
 			n++
 		}
 	}
-	s.sinceAnchor = 0
 	_, err := s.trial(ctx, PhaseAnchor, fmt.Sprintf("as found (anchor %d)", n), nil, nil)
 	return err
 }
@@ -454,10 +470,8 @@ func (s *search) anchor(ctx context.Context) error {
 // a tenth.
 func (s *search) noteDrift() {
 	var scores []float64
-	for _, t := range s.res.Trials {
-		if isAnchor(t) {
-			scores = append(scores, t.Score)
-		}
+	for _, t := range s.anchors() {
+		scores = append(scores, t.Score)
 	}
 	if len(scores) < 2 {
 		return
@@ -593,7 +607,7 @@ func (s *search) try(ctx context.Context, phase, label string, c Config) error {
 	if _, err := s.trial(ctx, phase, label, c, nil); err != nil {
 		return err
 	}
-	if s.sinceAnchor++; s.opt.Anchor > 0 && s.sinceAnchor >= s.opt.Anchor {
+	if s.opt.Anchor > 0 && s.sinceAnchor() >= s.opt.Anchor {
 		return s.anchor(ctx)
 	}
 	return nil
