@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/internal/sandbox"
@@ -144,5 +147,133 @@ func TestTuneSearchTPCC(t *testing.T) {
 		if _, _, err := run(t, "", bad...); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+}
+
+// TestTuneSearchHTTP: `stacktune tune --workload http` on the second app
+// (testdata/bookshop, its own schema and faults, not the reference app),
+// as a new user runs it: a scenario file of its pages, a throwaway
+// MariaDB with a my.cnf drop-in. Every trial runs the scenario (its
+// pre_run reloads the data), the anchors measure the server as found,
+// the change set follows the comparison, and the drop-in is left as
+// found.
+func TestTuneSearchHTTP(t *testing.T) {
+	m := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true, ServerDefaults: true})
+	if _, err := m.DB().Exec("CREATE DATABASE bookshop"); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "bookshop")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../testdata/bookshop").CombinedOutput(); err != nil {
+		t.Fatalf("building the bookshop: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	app := exec.Command(bin, "-listen", addr, "-dsn", m.DSN("bookshop"))
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Process.Kill(); app.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bookshop did not listen")
+		}
+	}
+	scenario := filepath.Join(tmp, "bookshop.yaml")
+	if err := os.WriteFile(scenario, []byte(`name: bookshop
+base_url: http://`+addr+`
+data:
+  books: [1, 17, 230, 999, 1500]
+  authors: [1, 42, 199]
+pre_run:
+  url: /initialize
+  method: POST
+  expect: {status: 200}
+steps:
+  - name: top
+    weight: 2
+    url: /
+  - name: book
+    weight: 5
+    url: /books/{{books}}
+    expect: {status: 200}
+  - name: author
+    weight: 3
+    url: /authors/{{authors}}
+    expect: {status: 200}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dropIn := filepath.Join(m.ConfDir(), "99-stacktune.cnf")
+	out, errOut, err := run(t, "", "tune", "--dsn="+m.DSN(""), "--workload", "http", "--scenario", scenario, "-d", "1s", "-c", "2",
+		"--knobs", "innodb_flush_neighbors,innodb_buffer_pool_size", "--memory-budget", "2G",
+		"--screen", "2", "--trials", "1", "--top", "1", "--repeats", "4", "--anchor", "2",
+		"--mysql-conf", dropIn, "--mysql-check", "none", "--mysql-restart", "none",
+		"--state", filepath.Join(tmp, "state"), "--history", filepath.Join(tmp, "h.db"), "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("the search's progress:\n%s", errOut)
+		}
+	}()
+	var res struct {
+		Workload string `json:"workload"`
+		Trials   []struct {
+			Phase    string            `json:"phase"`
+			Config   map[string]string `json:"config"`
+			Score    float64           `json:"score"`
+			Relative float64           `json:"relative"`
+			Error    string            `json:"error"`
+		} `json:"trials"`
+		Comparison    *struct{ Arms []struct{ Name string } } `json:"comparison"`
+		ChangeSetFrom string                                  `json:"change_set_from"`
+		ChangeSetWhy  string                                  `json:"change_set_why"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.Workload != scenario {
+		t.Errorf("workload %q", res.Workload)
+	}
+	anchors, searched := 0, 0
+	for _, tr := range res.Trials {
+		if tr.Error != "" || tr.Score <= 0 {
+			t.Errorf("trial %s failed or scored nothing: %q, %v", tr.Phase, tr.Error, tr.Score)
+		}
+		switch tr.Phase {
+		case "anchor":
+			anchors++
+			if len(tr.Config) != 0 || tr.Relative <= 0 {
+				t.Errorf("an anchor runs %v, relative %v", tr.Config, tr.Relative)
+			}
+		case "audit", "seed 002", "screen", "model":
+			searched++
+			if tr.Relative <= 0 {
+				t.Errorf("a %s trial has no relative score", tr.Phase)
+			}
+		}
+	}
+	if want := (searched + 1) / 2; searched == 0 || anchors != want {
+		t.Errorf("%d anchors after %d search trials, want %d", anchors, searched, want)
+	}
+	if res.Comparison == nil || len(res.Comparison.Arms) == 0 || res.ChangeSetWhy == "" {
+		t.Errorf("comparison %+v, change set from %q: %q", res.Comparison, res.ChangeSetFrom, res.ChangeSetWhy)
+	}
+	if data, err := os.ReadFile(dropIn); err == nil && strings.Contains(string(data), "innodb") {
+		t.Errorf("the drop-in is left with:\n%s", data)
+	}
+	var pool string
+	if err := m.DB().QueryRow("SELECT @@innodb_buffer_pool_size").Scan(&pool); err != nil || pool != "134217728" {
+		t.Errorf("the buffer pool is left at %s (%v)", pool, err)
 	}
 }
