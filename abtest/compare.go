@@ -1,13 +1,22 @@
 package abtest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/stacktune/stacktune/internal/stats"
 )
 
-// Verdict is what a comparison concluded about B against A.
+// Verdict is what a comparison concluded about B against A, as a stable
+// code (docs/json.md); report says it in words.
 type Verdict string
+
+// Codes lists the verdicts.
+func (Verdict) Codes() []string {
+	return []string{string(Better), string(Worse), string(WithinNoise)}
+}
 
 // The three verdicts.
 const (
@@ -19,7 +28,7 @@ const (
 	// WithinNoise: the runs cannot tell B from A. It is not a proof that
 	// B equals A: the interval says how large a difference could still
 	// hide in the noise.
-	WithinNoise Verdict = "within noise"
+	WithinNoise Verdict = "within_noise"
 )
 
 // Decision is a stated comparison of B (the step) against A (the state
@@ -158,7 +167,7 @@ func decide(a, b []float64, alpha float64, opt Options, where string) (Decision,
 	if err := check("B", b); err != nil {
 		return Decision{}, err
 	}
-	ma, mb := median(a), median(b)
+	ma, mb := stats.Median(a), stats.Median(b)
 	if ma == 0 {
 		return Decision{}, fmt.Errorf("%w: the median of A is 0, so a ratio B/A means nothing (are A's runs failing?)", ErrInput)
 	}
@@ -219,4 +228,28 @@ func trimFloat(v float64) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// MarshalJSON writes the decision with an interval end that is not
+// finite (a resample whose A scored nothing makes the ratio +Inf) as
+// null: JSON has no infinity, and a report must not fail on one run that
+// scored 0.
+func (d Decision) MarshalJSON() ([]byte, error) { return json.Marshal(d.JSONShape()) }
+
+// JSONShape is the value MarshalJSON writes (see internal/jsonschema).
+func (d Decision) JSONShape() any {
+	type plain Decision
+	return struct {
+		plain
+		CILow  *float64 `json:"ci_low"`
+		CIHigh *float64 `json:"ci_high"`
+	}{plain(d), Finite(d.CILow), Finite(d.CIHigh)}
+}
+
+// Finite is v, or nil when v is NaN or infinite (JSON's null).
+func Finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }

@@ -1,6 +1,7 @@
 package abtest
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -151,6 +152,29 @@ func TestSchedule(t *testing.T) {
 				if got[i].Runs != c.want[i].Runs || math.Abs(got[i].Alpha-c.want[i].Alpha) > 1e-12 {
 					t.Errorf("look %d: %+v, want %+v", i+1, got[i], c.want[i])
 				}
+			}
+		})
+	}
+}
+
+// TestDecisionJSONInfinite: a decision whose interval has no upper end
+// (a resample where A scored nothing) is written with null, not refused.
+func TestDecisionJSONInfinite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    Decision
+		want string
+	}{
+		{"finite", Decision{Verdict: WithinNoise, RatioMedian: 1, CILow: 0.9, CIHigh: 1.1}, `"ci_low":0.9,"ci_high":1.1`},
+		{"no upper end", Decision{Verdict: WithinNoise, RatioMedian: 1, CILow: 0.5, CIHigh: math.Inf(1)}, `"ci_low":0.5,"ci_high":null`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(tc.d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), tc.want) || strings.Count(string(b), `"ci_high"`) != 1 {
+				t.Errorf("%s, want %s", b, tc.want)
 			}
 		})
 	}

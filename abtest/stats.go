@@ -6,23 +6,6 @@ import (
 	"slices"
 )
 
-// median is the median of vs (the mean of the two middle values for an
-// even count); vs is not modified. It is the same definition as
-// history.Median, so a Decision's ratio matches the demo's medians.
-func median(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	return sortedMedian(s)
-}
-
-func sortedMedian(s []float64) float64 {
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // ratio is b/a for medians: 0/0 is 1 (both arms scored nothing: no
 // difference) and b/0 is +Inf. Only bootstrap resamples reach these cases;
 // Compare refuses an A whose own median is 0.

@@ -179,6 +179,8 @@ func apacheItem(d byte, arg string) (item, bool) {
 		it.role = rBytes
 	case 'O':
 		it.role, it.weak = rBytes, true
+	case 'I':
+		it.role = rReqLength
 	case 'D':
 		it.role = rMicros
 	case 'T':
@@ -192,7 +194,7 @@ func apacheItem(d byte, arg string) (item, bool) {
 		default:
 			return it, false
 		}
-	case 'A', 'C', 'e', 'f', 'H', 'k', 'l', 'L', 'n', 'o', 'p', 'P', 'R', 'u', 'v', 'V', 'X', 'I', 'S':
+	case 'A', 'C', 'e', 'f', 'H', 'k', 'l', 'L', 'n', 'o', 'p', 'P', 'R', 'u', 'v', 'V', 'X', 'S':
 	default:
 		return it, false
 	}

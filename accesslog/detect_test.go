@@ -1,6 +1,7 @@
 package accesslog
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,12 +73,95 @@ func TestDetect(t *testing.T) {
 			continue
 		}
 		if name == "custom format" {
-			for _, c := range candidates {
-				if !strings.Contains(err.Error(), c.name+" (line 1: ") {
-					t.Errorf("error does not say why %s did not fit: %v", c.name, err)
+			for _, c := range detectOrder {
+				if !strings.Contains(err.Error(), c.Label+" (line 1: ") {
+					t.Errorf("error does not say why %s did not fit: %v", c.Label, err)
 				}
 			}
 		}
+	}
+}
+
+// TestSample: the sample keeps the lines a parser reads, skipping (and
+// counting) longer ones and blank ones, and says where a line that did not
+// fit was; its error says what was sampled.
+func TestSample(t *testing.T) {
+	const line = `203.0.113.9 - - [` + tLocal + `] "GET / HTTP/1.1" 200 5 "-" "curl/8" 0.012`
+	junk := strings.Repeat("x", 300)
+	cases := []struct {
+		name    string
+		offers  []offer
+		want    string // the format, or the error's text
+		wantErr bool
+	}{
+		{"a long first line is skipped", append([]offer{{line: junk}}, offers(line, 5)...), "nginx combined+request_time", false},
+		{"lines the reader dropped", append([]offer{{line: line, long: 3}}, offers(line, 3)...), "nginx combined+request_time", false},
+		{"only long lines", []offer{{line: junk}, {line: junk, long: 2}}, "accesslog: cannot detect the format: no non-empty lines (4 lines longer than 200 bytes skipped)", true},
+		{"nothing", nil, "accesslog: cannot detect the format: no non-empty lines", true},
+		{"junk after a long line", []offer{{input: "a.log", line: junk}, {line: "junk"}, {line: "  "}, {line: "more junk"}},
+			"accesslog: a.log: no known format reads these lines: 2 lines (1 line longer than 200 bytes skipped), tried json (line 2: not JSON; reads 0 of 2)", true},
+		{"two inputs", []offer{{input: "a.log", line: line}, {input: "b.log", line: "junk"}, {line: "junk"}},
+			"accesslog: a.log, b.log: no known format reads most of these lines (nginx combined+request_time reads 1): 3 lines, tried json (a.log line 1: not JSON; reads 0 of 3)", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Sample{MaxLine: 200}
+			for _, o := range tc.offers {
+				if o.input != "" {
+					s.Begin(o.input)
+				}
+				s.SkipLong(o.long)
+				s.Add([]byte(o.line + "\r\n"))
+			}
+			p, err := s.Detect()
+			switch {
+			case tc.wantErr:
+				var de *DetectError
+				if !errors.As(err, &de) || !strings.HasPrefix(err.Error(), tc.want) {
+					t.Fatalf("err %v, want %s...", err, tc.want)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case p.Format() != tc.want:
+				t.Errorf("detected %s, want %s", p.Format(), tc.want)
+			}
+		})
+	}
+	// It keeps DetectLines lines and no more, and counts long lines only
+	// until then.
+	s := Sample{MaxLine: 200}
+	for i := 0; i < 2*DetectLines; i++ {
+		s.Add([]byte(line))
+	}
+	s.Add([]byte(junk))
+	if len(s.Lines()) != DetectLines || !s.Full() || s.Long() != 0 {
+		t.Errorf("%d lines, full %v, %d long", len(s.Lines()), s.Full(), s.Long())
+	}
+}
+
+// offer is a line given to a Sample in a test.
+type offer struct {
+	input string // Begin before the line
+	line  string
+	long  int64 // SkipLong before the line
+}
+
+func offers(line string, n int) []offer {
+	out := make([]offer, n)
+	for i := range out {
+		out[i].line = line
+	}
+	return out
+}
+
+func TestNamed(t *testing.T) {
+	for _, name := range FormatNames {
+		if _, err := Named(name); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Named("nginx"); err == nil || !strings.Contains(err.Error(), strings.Join(FormatNames, ", ")) {
+		t.Errorf("an unknown name: %v", err)
 	}
 }
 

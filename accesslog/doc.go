@@ -14,7 +14,18 @@
 //   - LTSV (NewLTSV) and JSON lines (NewJSON), read by label or key.
 //   - Detect picks one of these from a log's first lines: the one that
 //     reads most of them, which must read at least DetectMajority; the
-//     bad lines are counted as skipped when the log is read.
+//     bad lines are counted as skipped when the log is read. A Sample
+//     gathers those lines as the log is read: the first DetectLines that
+//     are not blank and not longer than the reader's line bound (longer
+//     ones are counted and never kept, so a first line of gigabytes of
+//     junk does not hide the log behind it). Every reader that detects a
+//     format uses it; a failure is a *DetectError saying what was sampled.
+//   - The registry (formats.go) lists every format stacktune names or
+//     detects, each once: its name (FormatNames, Named, Lookup), whether
+//     and in what order detection tries it, its parser and its
+//     request-time hint. The commands' flags and messages read it, and
+//     each format has a sample in testdata/formats that TestRegistry
+//     detects.
 //
 // # Compiled formats
 //
@@ -71,6 +82,8 @@
 //	bytes         body_bytes_sent, body_bytes, size (ltsv.org), bytes, bytes_sent
 //	request time  request_time, reqtime (seconds, as alp), reqtime_microsec (ltsv.org)
 //	upstream time upstream_response_time, apptime (alp), upstream_time
+//	request length request_length, reqsize (ltsv.org): the bytes received, as
+//	              nginx's $request_length and Apache's %I (mod_logio)
 //
 // Other labels (host, ua, referer, vhost, runtime, ...) are ignored. A line
 // must say what was requested: one without a URI is rejected with "missing
@@ -90,7 +103,8 @@
 // "line does not match format", "malformed request line" (including the
 // "-" nginx logs for a request it could not read, and TLS handshakes sent
 // to an HTTP port), "bad status", "bad time", "bad bytes", "bad request
-// time", "bad upstream time", "not JSON", "not LTSV", "missing field". A
+// time", "bad upstream time", "bad request length", "not JSON", "not
+// LTSV", "missing field". A
 // trailing '\r' is ignored. Lines of any length are read in time linear in
 // their length. A raw '"' inside a quoted value, which only nginx's
 // escape=none writes, makes the line "line does not match format": it
@@ -103,8 +117,10 @@
 // configuration reader of stacktune (it also edits configurations), whose
 // tokenizer follows nginx's own (ngx_conf_read_token): quoting, escapes,
 // comments, blocks, include globs relative to the configuration's
-// directory; NginxFormat reads a log_format from a configuration
-// nginxconf has loaded.
+// directory. The log_format lookup itself is nginxconf's
+// (Config.LogFormat), the one the audit's snapshot uses too, with nginx's
+// rules: a snippet's top level is the http context, and a name defined
+// twice, the predefined combined included, is an error.
 // github.com/tufanbarisyildirim/gonginx was considered; it keeps quotes and
 // escapes in its tokens and reports lines but not files, both of which
 // matter here.

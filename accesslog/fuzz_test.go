@@ -8,11 +8,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stacktune/stacktune/internal/skip"
 	"github.com/stacktune/stacktune/nginxconf"
 )
 
-var knownReasons = func() map[string]bool {
-	m := map[string]bool{}
+var knownReasons = func() map[skip.Reason]bool {
+	m := map[skip.Reason]bool{}
 	for _, r := range Reasons {
 		m[r] = true
 	}
@@ -30,16 +31,16 @@ func checkParse(t *testing.T, p Parser, line []byte) {
 	if r.Offset != 7 {
 		t.Fatalf("%s: Offset changed to %d", p.Format(), r.Offset)
 	}
-	if ok != (reason == "") || !ok && !knownReasons[reason] {
+	if ok != reason.IsZero() || !ok && !knownReasons[reason] {
 		t.Fatalf("%s: ok=%v reason %q", p.Format(), ok, reason)
 	}
 	if ok {
 		switch {
-		case r.Has&^(HasTime|HasStatus|HasBytes|HasRequestTime|HasUpstreamTime) != 0:
+		case r.Has&^(HasTime|HasStatus|HasBytes|HasRequestTime|HasUpstreamTime|HasRequestLength) != 0:
 			t.Fatalf("%s: Has %b", p.Format(), r.Has)
 		case r.Has&HasStatus != 0 && (r.Status < 0 || r.Status > 999):
 			t.Fatalf("%s: status %d", p.Format(), r.Status)
-		case r.BodyBytes < 0:
+		case r.BodyBytes < 0 || r.RequestLength < 0 || r.Has&HasRequestLength == 0 && r.RequestLength != 0:
 			t.Fatalf("%s: bytes %d", p.Format(), r.BodyBytes)
 		case badSeconds(r.RequestTime) || badSeconds(r.UpstreamTime):
 			t.Fatalf("%s: times %v %v", p.Format(), r.RequestTime, r.UpstreamTime)
@@ -99,6 +100,7 @@ func FuzzNginx(f *testing.F) {
 	f.Add(`$request_method $uri$is_args$args $status $msec $time_iso8601 $bytes_sent`, []byte(`GET /a?b 200 1700000000.123 2023-10-10T13:55:36+02:00 512`))
 	f.Add(`$time_local $request_time $host$request_uri $upstream_addr|$upstream_response_time`, []byte(tLocal+` 0.010 example.com/x 10.0.0.1:80, 10.0.0.2:80|0.004, 0.005`))
 	f.Add(`${status}$body_bytes_sent`, []byte(`200 12`))
+	f.Add(`$request $status $request_length`, []byte(`POST /up HTTP/1.1 201 70312`))
 	timed := mustNginx(f, CombinedTimed)
 	f.Fuzz(func(t *testing.T, format string, line []byte) {
 		checkParse(t, warm(timed.Clone(), `1.2.3.4 - - [`+tLocal+`] "GET / HTTP/1.1" 200 1 "-" "-" 0.001 -`), line)
@@ -116,6 +118,7 @@ func FuzzApache(f *testing.F) {
 	}
 	f.Add(`%v:%p %{msec}t %{end:usec}t "%r" %>s %O %{ms}T %T`, []byte(`example.com:443 1696971336123 1696971336123456 "GET / HTTP/1.1" 200 512 12 0`))
 	f.Add(`%m %U%q %s %{%d/%b/%Y:%H:%M:%S %z}t %B %%`, []byte(`GET /p?a=1 200 `+tLocal+` 0 %`))
+	f.Add(`"%r" %>s %I %O`, []byte(`"POST /up HTTP/1.1" 201 70312 120`))
 	combinedD := mustApache(f, ApacheCombinedD)
 	f.Fuzz(func(t *testing.T, format string, line []byte) {
 		checkParse(t, warm(combinedD.Clone(), `1.2.3.4 - - [`+tLocal+`] "GET / HTTP/1.1" 200 1 "-" "-" 12`), line)
@@ -133,6 +136,7 @@ func FuzzLTSV(f *testing.F) {
 	}
 	f.Add([]byte("time:[" + tLocal + "]\treq:GET / HTTP/1.1\treqtime_microsec:12\tsize:-"))
 	f.Add([]byte("msec:1700000000.5\tmethod:GET\turi:/\targs:a=b\tstatus:200\tapptime:0.1 : 0.2"))
+	f.Add([]byte("req:POST /up HTTP/1.1\tstatus:201\treqsize:70312"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkParse(t, warm(NewLTSV(), "time:"+tLocal+"\turi:/"), line)
 	})
@@ -199,9 +203,27 @@ func FuzzNginxConfig(f *testing.F) {
 			return
 		}
 		for _, name := range []string{"f", "upstream_time", "ltsv"} {
-			if format, err := NginxFormat(c, name); err == nil {
+			if format, err := c.LogFormat(name); err == nil {
 				NewNginx(name, format) // may fail; must not panic
 			}
 		}
 	})
+}
+
+// TestReasons: every reason a parser returns is registered, with a
+// snake_case code and words of its own, and listed once.
+func TestReasons(t *testing.T) {
+	if err := skip.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if len(knownReasons) != len(Reasons) {
+		t.Errorf("Reasons lists %d reasons, %d of them distinct", len(Reasons), len(knownReasons))
+	}
+	for _, r := range Reasons {
+		t.Run(string(r.Code()), func(t *testing.T) {
+			if r.IsZero() || r.Words() == string(r.Code()) {
+				t.Errorf("not registered with words: %q", r.Words())
+			}
+		})
+	}
 }

@@ -26,7 +26,7 @@ func parseAll(p Parser, data []byte) string {
 			records++
 			fmt.Fprintf(&b, "@%d %s\n", r.Offset, recordText(&r))
 		} else {
-			skipped[reason]++
+			skipped[reason.String()]++
 			fmt.Fprintf(&b, "@%d skip: %s\n", r.Offset, reason)
 		}
 	})
@@ -98,9 +98,9 @@ func TestDetectSamples(t *testing.T) {
 				if err == nil {
 					t.Fatalf("detected %s", p.Format())
 				}
-				for _, c := range candidates {
-					if !strings.Contains(err.Error(), c.name+" (") {
-						t.Errorf("error does not say %s was tried: %v", c.name, err)
+				for _, c := range detectOrder {
+					if !strings.Contains(err.Error(), c.Label+" (") {
+						t.Errorf("error does not say %s was tried: %v", c.Label, err)
 					}
 				}
 			case err != nil:

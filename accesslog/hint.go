@@ -30,18 +30,16 @@ const (
 // its log had no request times.
 func NoRequestTimeHint(format string) string {
 	f := strings.TrimSpace(format)
+	if h, ok := labelHint(f); ok {
+		return h
+	}
 	switch {
-	case f == "ltsv":
-		return nginxHint("ltsv", LTSVTimed, false)
-	case f == "json":
-		return nginxHint("json_timed", JSONTimed, true)
-	case f == "combined" || f == "common" || f == "":
-		return "# nginx, in the http {} block:\n" + nginxHint("timed", CombinedTimed, false) +
-			"\n# Apache httpd:\n" + apacheHint("combined_d", ApacheCombinedD)
+	case f == "":
+		return hintEither
 	case strings.HasPrefix(f, "apache "):
-		return apacheHint("combined_d", ApacheCombinedD)
+		return hintApache
 	case strings.HasPrefix(f, "nginx "):
-		return nginxHint("timed", CombinedTimed, false)
+		return hintNginx
 	case strings.Contains(f, "$"):
 		if strings.Contains(strings.ToLower(f), "$request_time") || strings.Contains(f, "${request_time}") {
 			return ""
@@ -62,11 +60,11 @@ func NoRequestTimeHint(format string) string {
 			}
 		}
 		if a == ApacheCombined {
-			return apacheHint("combined_d", ApacheCombinedD)
+			return hintApache
 		}
 		return apacheHint("timed", a+" %D")
 	}
-	return nginxHint("timed", CombinedTimed, false)
+	return hintNginx
 }
 
 // nginxHint renders a log_format directive in single quotes and the

@@ -2,6 +2,8 @@ package accesslog
 
 import (
 	"bytes"
+
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // NewJSON returns a Parser for JSON lines: one object per line, such as an
@@ -20,7 +22,7 @@ func (p *jsonParser) Format() string { return "json" }
 func (p *jsonParser) Clone() Parser { return &jsonParser{} }
 
 // Parse implements Parser.
-func (p *jsonParser) Parse(line []byte, r *Record) (bool, string) {
+func (p *jsonParser) Parse(line []byte, r *Record) (bool, skip.Reason) {
 	*r = Record{Offset: r.Offset}
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
@@ -48,7 +50,7 @@ func (p *jsonParser) Parse(line []byte, r *Record) (bool, string) {
 				return false, ReasonNotJSON
 			}
 			ke, kesc, reason := scanJSONString(line, i)
-			if reason != "" {
+			if !reason.IsZero() {
 				return false, reason
 			}
 			key := line[i+1 : ke-1]
@@ -69,7 +71,7 @@ func (p *jsonParser) Parse(line []byte, r *Record) (bool, string) {
 			}
 			i = skipWS(line, i+1)
 			ve, kind, vesc, reason := scanJSONValue(line, i)
-			if reason != "" {
+			if !reason.IsZero() {
 				return false, reason
 			}
 			v := line[i:ve]
@@ -95,10 +97,10 @@ func (p *jsonParser) Parse(line []byte, r *Record) (bool, string) {
 		return false, ReasonNotJSON
 	}
 	p.buf = p.buf[:0]
-	if reason := p.record(&f, r); reason != "" {
+	if reason := p.record(&f, r); !reason.IsZero() {
 		return false, reason
 	}
-	return true, ""
+	return true, skip.Reason{}
 }
 
 func skipWS(b []byte, i int) int {
@@ -112,7 +114,7 @@ func skipWS(b []byte, i int) int {
 // returns the index after the closing quote and whether the string has
 // escapes; an invalid escape is "not JSON", a missing closing quote a
 // truncated line. Raw control characters are tolerated.
-func scanJSONString(b []byte, i int) (end int, esc bool, reason string) {
+func scanJSONString(b []byte, i int) (end int, esc bool, reason skip.Reason) {
 	j := i + 1
 	for {
 		q := bytes.IndexByte(b[j:], '"')
@@ -125,7 +127,7 @@ func scanJSONString(b []byte, i int) (end int, esc bool, reason string) {
 		seg := b[j : j+q]
 		bs := bytes.IndexByte(seg, '\\')
 		if bs < 0 {
-			return j + q + 1, esc, ""
+			return j + q + 1, esc, skip.Reason{}
 		}
 		// Walk the escapes of this segment; the quote may be escaped.
 		esc = true
@@ -154,7 +156,7 @@ func scanJSONString(b []byte, i int) (end int, esc bool, reason string) {
 			}
 		}
 		if k == j+q {
-			return k + 1, esc, "" // the quote at j+q is not escaped
+			return k + 1, esc, skip.Reason{} // the quote at j+q is not escaped
 		}
 		// The quote was escaped: continue after the escape.
 		j = k
@@ -192,7 +194,7 @@ func validEscapes(b []byte) bool {
 // scanJSONValue scans the value starting at b[i] and returns the index after
 // it and its kind. Objects and arrays are skipped with a depth counter, so
 // deep nesting costs no stack.
-func scanJSONValue(b []byte, i int) (end int, kind uint8, esc bool, reason string) {
+func scanJSONValue(b []byte, i int) (end int, kind uint8, esc bool, reason skip.Reason) {
 	if i >= len(b) {
 		return 0, 0, false, ReasonTruncated
 	}
@@ -215,7 +217,7 @@ func scanJSONValue(b []byte, i int) (end int, kind uint8, esc bool, reason strin
 			switch b[j] {
 			case '"':
 				e, _, reason := scanJSONString(b, j)
-				if reason != "" {
+				if !reason.IsZero() {
 					return 0, 0, false, reason
 				}
 				j = e
@@ -225,7 +227,7 @@ func scanJSONValue(b []byte, i int) (end int, kind uint8, esc bool, reason strin
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					return j + 1, vOther, false, ""
+					return j + 1, vOther, false, skip.Reason{}
 				}
 			}
 			j++
@@ -235,7 +237,7 @@ func scanJSONValue(b []byte, i int) (end int, kind uint8, esc bool, reason strin
 	return 0, 0, false, ReasonNotJSON
 }
 
-func scanJSONWord(b []byte, i int, word string, kind uint8) (int, uint8, bool, string) {
+func scanJSONWord(b []byte, i int, word string, kind uint8) (int, uint8, bool, skip.Reason) {
 	rest := b[i:]
 	if len(rest) < len(word) {
 		if string(rest) == word[:len(rest)] {
@@ -246,12 +248,12 @@ func scanJSONWord(b []byte, i int, word string, kind uint8) (int, uint8, bool, s
 	if string(rest[:len(word)]) != word {
 		return 0, 0, false, ReasonNotJSON
 	}
-	return i + len(word), kind, false, ""
+	return i + len(word), kind, false, skip.Reason{}
 }
 
 // scanJSONNumber checks the JSON number grammar:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func scanJSONNumber(b []byte, i int) (int, string) {
+func scanJSONNumber(b []byte, i int) (int, skip.Reason) {
 	j := i
 	if b[j] == '-' {
 		j++
@@ -264,7 +266,7 @@ func scanJSONNumber(b []byte, i int) (int, string) {
 		}
 		return n
 	}
-	bad := func() (int, string) {
+	bad := func() (int, skip.Reason) {
 		if j >= len(b) {
 			return 0, ReasonTruncated
 		}
@@ -290,5 +292,5 @@ func scanJSONNumber(b []byte, i int) (int, string) {
 			return bad()
 		}
 	}
-	return j, ""
+	return j, skip.Reason{}
 }

@@ -3,6 +3,7 @@ package accesslog
 import (
 	"bytes"
 	"github.com/stacktune/stacktune/internal/bytesconv"
+	"github.com/stacktune/stacktune/internal/skip"
 	"unicode/utf8"
 )
 
@@ -34,7 +35,7 @@ func (s *slot) put(v []byte, kind uint8, esc bool, prio int8, form byte) {
 // fieldSet gathers the fields of one LTSV or JSON line by label.
 type fieldSet struct {
 	time, request, method, uri, args, status, bytes, reqtime, upstream slot
-	client, agent                                                      slot
+	client, agent, reqlength                                           slot
 }
 
 // put files value v under label. The labels are the union of those of
@@ -84,6 +85,8 @@ func (f *fieldSet) put(label, v []byte, kind uint8, esc bool) {
 		f.client.put(v, kind, esc, 1, 0)
 	case "http_user_agent", "ua", "user_agent", "useragent":
 		f.agent.put(v, kind, esc, 1, 0)
+	case "request_length", "reqsize":
+		f.reqlength.put(v, kind, esc, 1, 0)
 	}
 }
 
@@ -129,7 +132,7 @@ func (p *labeledParser) scalar(s *slot) (v []byte, ok, bad bool) {
 }
 
 // record fills r from f.
-func (p *labeledParser) record(f *fieldSet, r *Record) string {
+func (p *labeledParser) record(f *fieldSet, r *Record) skip.Reason {
 	if v, ok, bad := p.scalar(&f.time); bad {
 		return ReasonTime
 	} else if ok {
@@ -213,6 +216,15 @@ func (p *labeledParser) record(f *fieldSet, r *Record) string {
 		}
 		r.RequestTime, r.Has = t, r.Has|HasRequestTime
 	}
+	if v, ok, bad := p.scalar(&f.reqlength); bad {
+		return ReasonReqLength
+	} else if ok {
+		n, good := bytesconv.ParseUint(v)
+		if !good {
+			return ReasonReqLength
+		}
+		r.RequestLength, r.Has = n, r.Has|HasRequestLength
+	}
 	if v, ok := p.text(&f.client); ok && f.client.kind == vString && !absent(v) {
 		r.Client = v
 	}
@@ -230,7 +242,7 @@ func (p *labeledParser) record(f *fieldSet, r *Record) string {
 			r.UpstreamTime, r.Has = sum, r.Has|HasUpstreamTime
 		}
 	}
-	return ""
+	return skip.Reason{}
 }
 
 // appendUnescaped appends the JSON string body src (without its quotes)

@@ -2,6 +2,8 @@ package accesslog
 
 import (
 	"bytes"
+
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // NewLTSV returns a Parser for LTSV (labeled tab-separated values, ltsv.org):
@@ -18,7 +20,7 @@ func (p *ltsvParser) Format() string { return "ltsv" }
 func (p *ltsvParser) Clone() Parser { return &ltsvParser{} }
 
 // Parse implements Parser.
-func (p *ltsvParser) Parse(line []byte, r *Record) (bool, string) {
+func (p *ltsvParser) Parse(line []byte, r *Record) (bool, skip.Reason) {
 	*r = Record{Offset: r.Offset}
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
@@ -49,10 +51,10 @@ func (p *ltsvParser) Parse(line []byte, r *Record) (bool, string) {
 		return false, ReasonNotLTSV
 	}
 	p.buf = p.buf[:0]
-	if reason := p.record(&f, r); reason != "" {
+	if reason := p.record(&f, r); !reason.IsZero() {
 		return false, reason
 	}
-	return true, ""
+	return true, skip.Reason{}
 }
 
 // isLabel reports whether b is an LTSV label: ltsv.org allows

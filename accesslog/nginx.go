@@ -3,13 +3,15 @@ package accesslog
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stacktune/stacktune/nginxconf"
 )
 
 // nginx's predefined format and the NCSA common format.
 const (
 	// Combined is nginx's built-in "combined" log_format, the default of
 	// access_log.
-	Combined = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`
+	Combined = nginxconf.CombinedLogFormat
 	// Common is the NCSA common log format written with nginx variables.
 	Common = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent`
 	// CombinedTimed is Combined with the request and upstream times, the
@@ -32,6 +34,7 @@ var nginxRoles = map[string]role{
 	"upstream_response_time": rUpstream,
 	"remote_addr":            rClient,
 	"http_user_agent":        rAgent,
+	"request_length":         rReqLength,
 }
 
 // NewNginx compiles an nginx log_format string (the concatenated quoted

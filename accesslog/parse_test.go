@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // recordText renders every field of a Record on one line, "-" for the
@@ -17,11 +19,16 @@ func recordText(r *Record) string {
 		}
 		return s
 	}
-	return fmt.Sprintf("time=%s method=%q uri=%q status=%s bytes=%s rt=%s ut=%s",
+	s := fmt.Sprintf("time=%s method=%q uri=%q status=%s bytes=%s rt=%s ut=%s",
 		opt(HasTime, r.Time.Format("2006-01-02T15:04:05.999999999Z07:00")), r.Method, r.URI,
 		opt(HasStatus, strconv.Itoa(r.Status)), opt(HasBytes, strconv.FormatInt(r.BodyBytes, 10)),
 		opt(HasRequestTime, strconv.FormatFloat(r.RequestTime, 'g', -1, 64)),
 		opt(HasUpstreamTime, strconv.FormatFloat(r.UpstreamTime, 'g', -1, 64)))
+	if r.Has&HasRequestLength != 0 || r.RequestLength != 0 {
+		// Only formats that log it say it, so the other goldens stand.
+		s += " rl=" + opt(HasRequestLength, strconv.FormatInt(r.RequestLength, 10))
+	}
+	return s
 }
 
 func mustNginx(t testing.TB, format string) Parser {
@@ -45,8 +52,8 @@ func mustApache(t testing.TB, format string) Parser {
 type lineCase struct {
 	name   string
 	line   string
-	want   string // recordText of the record, when the line parses
-	reason string // the reason, when it does not
+	want   string      // recordText of the record, when the line parses
+	reason skip.Reason // the reason, when it does not
 }
 
 func runLineCases(t *testing.T, p Parser, cases []lineCase) {
@@ -59,7 +66,7 @@ func runLineCases(t *testing.T, p Parser, cases []lineCase) {
 				t.Errorf("Offset changed to %d", r.Offset)
 			}
 			switch {
-			case tc.reason != "":
+			case !tc.reason.IsZero():
 				if ok || reason != tc.reason {
 					t.Errorf("got ok=%v reason %q, want reason %q (%s)", ok, reason, tc.reason, recordText(&r))
 				}
@@ -343,13 +350,14 @@ func TestFields(t *testing.T) {
 		mustNginx(t, `"$request" $request_time`):          HasRequestTime,
 		mustApache(t, ApacheCombinedD):                    HasTime | HasStatus | HasBytes | HasRequestTime,
 		mustApache(t, ApacheCommon):                       HasTime | HasStatus | HasBytes,
-		NewJSON():                                         HasTime | HasStatus | HasBytes | HasRequestTime | HasUpstreamTime,
+		NewJSON():                                         HasTime | HasStatus | HasBytes | HasRequestTime | HasUpstreamTime | HasRequestLength,
+		mustApache(t, `"%r" %I`):                          HasRequestLength,
 		mustNginx(t, `$time_local $msec $status`):         HasTime | HasStatus,
 		mustApache(t, `%h %m %U "%{User-Agent}i" %>s %O`): HasStatus | HasBytes,
 	}
 	for p, want := range cases {
 		if got := Fields(p); got != want {
-			t.Errorf("%s: Fields %05b, want %05b", p.Format(), got, want)
+			t.Errorf("%s: Fields %06b, want %06b", p.Format(), got, want)
 		}
 	}
 }
@@ -430,5 +438,49 @@ func TestHugeLines(t *testing.T) {
 				t.Errorf("%s, %s: %v", tc.name, p.Format(), d)
 			}
 		}
+	}
+}
+
+// TestRequestLength: nginx's $request_length, Apache's %I and the labels
+// request_length and reqsize fill RequestLength (the bytes received: what
+// tells a request body nginx buffered to disk); "-" leaves it absent, and
+// a value that is not a count rejects the line.
+func TestRequestLength(t *testing.T) {
+	const req = `"POST /api/upload HTTP/1.1" 201`
+	const want = `time=- method="POST" uri="/api/upload" status=201 bytes=- rt=- ut=-`
+	t.Run("nginx", func(t *testing.T) {
+		runLineCases(t, mustNginx(t, `"$request" $status $request_length`), []lineCase{
+			{name: "a large body", line: req + ` 70312`, want: want + ` rl=70312`},
+			{name: "dash", line: req + ` -`, want: want},
+			{name: "not a count", line: req + ` 7e4`, reason: ReasonReqLength},
+			{name: "negative", line: req + ` -1`, reason: ReasonReqLength},
+		})
+		runLineCases(t, mustNginx(t, `{"request":"$request","status":"$status","request_length":"${request_length}"}`), []lineCase{
+			{name: "escape=json", line: `{"request":"POST /api/upload HTTP/1.1","status":"201","request_length":"512"}`, want: want + ` rl=512`},
+		})
+	})
+	t.Run("apache", func(t *testing.T) {
+		runLineCases(t, mustApache(t, `"%r" %>s %I`), []lineCase{
+			{name: "%I", line: req + ` 70312`, want: want + ` rl=70312`},
+			{name: "not a count", line: req + ` x`, reason: ReasonReqLength},
+		})
+	})
+	t.Run("ltsv", func(t *testing.T) {
+		runLineCases(t, NewLTSV(), []lineCase{
+			{name: "reqsize", line: "req:POST /api/upload HTTP/1.1\tstatus:201\treqsize:70312", want: want + ` rl=70312`},
+			{name: "request_length", line: "req:POST /api/upload HTTP/1.1\tstatus:201\trequest_length:9", want: want + ` rl=9`},
+			{name: "dash", line: "req:POST /api/upload HTTP/1.1\tstatus:201\treqsize:-", want: want},
+			{name: "not a count", line: "req:POST /api/upload HTTP/1.1\tstatus:201\treqsize:big", reason: ReasonReqLength},
+		})
+	})
+	t.Run("json", func(t *testing.T) {
+		runLineCases(t, NewJSON(), []lineCase{
+			{name: "number", line: `{"request":"POST /api/upload HTTP/1.1","status":201,"request_length":70312}`, want: want + ` rl=70312`},
+			{name: "null", line: `{"request":"POST /api/upload HTTP/1.1","status":201,"request_length":null}`, want: want},
+			{name: "bool", line: `{"request":"POST /api/upload HTTP/1.1","status":201,"request_length":true}`, reason: ReasonReqLength},
+		})
+	})
+	if Fields(mustNginx(t, Combined))&HasRequestLength != 0 || Fields(mustNginx(t, `"$request" $request_length`))&HasRequestLength == 0 {
+		t.Errorf("Fields: combined logs no request length, a format with $request_length does")
 	}
 }

@@ -1,6 +1,10 @@
 package accesslog
 
-import "time"
+import (
+	"time"
+
+	"github.com/stacktune/stacktune/internal/skip"
+)
 
 // Field is a bit set naming the optional fields a Record has.
 type Field uint16
@@ -10,8 +14,9 @@ const (
 	HasTime Field = 1 << iota
 	HasStatus
 	HasBytes
-	HasRequestTime  // $request_time, %D or %T
-	HasUpstreamTime // $upstream_response_time
+	HasRequestTime   // $request_time, %D or %T
+	HasUpstreamTime  // $upstream_response_time
+	HasRequestLength // $request_length or %I
 )
 
 // Record is one request from an access log. Its byte-slice fields alias the
@@ -30,6 +35,9 @@ type Record struct {
 	// when nginx logged several upstreams ("0.010, 0.020") and excludes
 	// "-".
 	RequestTime, UpstreamTime float64
+	// RequestLength is $request_length (Apache's %I): the bytes nginx
+	// received for the request, its line, headers and body.
+	RequestLength int64
 	// Client is the client's address ($remote_addr, %h) and UserAgent its
 	// User-Agent header ($http_user_agent, %{User-Agent}i), as logged;
 	// empty when the format has none or logged "-".
@@ -44,7 +52,7 @@ type Record struct {
 // stable strings fit for counting (for example "malformed request line").
 // A Parser is not safe for concurrent use; Clone gives an independent one.
 type Parser interface {
-	Parse(line []byte, r *Record) (ok bool, reason string)
+	Parse(line []byte, r *Record) (ok bool, reason skip.Reason)
 	// Format names the format, for reports ("nginx combined", "ltsv", ...).
 	Format() string
 	// Clone returns a parser with the same format and fresh state.

@@ -3,6 +3,7 @@ package accesslog
 import (
 	"bytes"
 	"github.com/stacktune/stacktune/internal/bytesconv"
+	"github.com/stacktune/stacktune/internal/skip"
 	"time"
 )
 
@@ -32,6 +33,7 @@ const (
 	rEpochUs                 // %{usec}t
 	rClient                  // $remote_addr, %h, %a
 	rAgent                   // $http_user_agent, %{User-Agent}i
+	rReqLength               // $request_length, %I
 )
 
 // shape says how a value's end is found when its own form matters more than
@@ -88,7 +90,7 @@ func (s *seqParser) Clone() Parser {
 }
 
 // Parse implements Parser.
-func (s *seqParser) Parse(line []byte, r *Record) (bool, string) {
+func (s *seqParser) Parse(line []byte, r *Record) (bool, skip.Reason) {
 	*r = Record{Offset: r.Offset}
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
@@ -113,10 +115,10 @@ func (s *seqParser) Parse(line []byte, r *Record) (bool, string) {
 			continue
 		}
 		end, reason := scanValue(line, p, it, matched)
-		if reason != "" {
+		if !reason.IsZero() {
 			return false, reason
 		}
-		if reason := s.set(it, line[p:end], r); reason != "" {
+		if reason := s.set(it, line[p:end], r); !reason.IsZero() {
 			return false, reason
 		}
 		p = end
@@ -124,11 +126,11 @@ func (s *seqParser) Parse(line []byte, r *Record) (bool, string) {
 	if p != len(line) {
 		return false, ReasonMismatch
 	}
-	return true, ""
+	return true, skip.Reason{}
 }
 
 // litFailure names why literal lit does not match at the start of rest.
-func litFailure(rest, lit []byte, matched bool) string {
+func litFailure(rest, lit []byte, matched bool) skip.Reason {
 	if matched && len(rest) < len(lit) && bytes.HasPrefix(lit, rest) {
 		return ReasonTruncated
 	}
@@ -136,30 +138,30 @@ func litFailure(rest, lit []byte, matched bool) string {
 }
 
 // scanValue finds the end of the variable it starting at line[p].
-func scanValue(line []byte, p int, it *item, matched bool) (int, string) {
+func scanValue(line []byte, p int, it *item, matched bool) (int, skip.Reason) {
 	notFound := ReasonMismatch
 	if matched {
 		notFound = ReasonTruncated
 	}
 	if it.next == nil {
 		if it.last {
-			return len(line), ""
+			return len(line), skip.Reason{}
 		}
 		// Another variable follows directly: split at the next space.
 		if i := bytes.IndexByte(line[p:], ' '); i >= 0 {
-			return p + i, ""
+			return p + i, skip.Reason{}
 		}
-		return len(line), ""
+		return len(line), skip.Reason{}
 	}
 	switch it.shape {
 	case sLocal:
 		if e := p + 26; e <= len(line) && line[p+20] == ' ' && hasPrefixAt(line, e, it.next) {
-			return e, ""
+			return e, skip.Reason{}
 		}
 	case sBracket:
 		if p < len(line) && line[p] == '[' {
 			if i := bytes.IndexByte(line[p:], ']'); i >= 0 && hasPrefixAt(line, p+i+1, it.next) {
-				return p + i + 1, ""
+				return p + i + 1, skip.Reason{}
 			}
 		}
 	}
@@ -175,14 +177,14 @@ func scanValue(line []byte, p int, it *item, matched bool) (int, string) {
 		if it.quoted && unescapedQuote(line[p:e]) >= 0 {
 			return 0, ReasonMismatch
 		}
-		return e, ""
+		return e, skip.Reason{}
 	}
 	if it.quoted {
 		q := unescapedQuote(line[p:])
 		if q < 0 {
 			return 0, notFound
 		}
-		return p + q, ""
+		return p + q, skip.Reason{}
 	}
 	from := p
 	for {
@@ -202,7 +204,7 @@ func scanValue(line []byte, p int, it *item, matched bool) (int, string) {
 				continue
 			}
 		}
-		return e, ""
+		return e, skip.Reason{}
 	}
 }
 
@@ -235,7 +237,7 @@ func unescapedQuote(b []byte) int {
 }
 
 // set stores value v of variable it in r.
-func (s *seqParser) set(it *item, v []byte, r *Record) string {
+func (s *seqParser) set(it *item, v []byte, r *Record) skip.Reason {
 	switch it.role {
 	case rSkip:
 	case rRequest:
@@ -326,6 +328,15 @@ func (s *seqParser) set(it *item, v []byte, r *Record) string {
 		if n > 0 {
 			r.UpstreamTime, r.Has = sum, r.Has|HasUpstreamTime
 		}
+	case rReqLength:
+		if absent(v) {
+			break
+		}
+		n, ok := bytesconv.ParseUint(v)
+		if !ok {
+			return ReasonReqLength
+		}
+		r.RequestLength, r.Has = n, r.Has|HasRequestLength
 	case rTimeLocal, rTimeBracket, rTimeISO, rEpoch, rEpochMs, rEpochUs:
 		if absent(v) {
 			break
@@ -336,7 +347,7 @@ func (s *seqParser) set(it *item, v []byte, r *Record) string {
 		}
 		r.Time, r.Has = t, r.Has|HasTime
 	}
-	return ""
+	return skip.Reason{}
 }
 
 func (s *seqParser) time(ro role, v []byte) (t time.Time, ok bool) {
@@ -486,6 +497,8 @@ func finish(name string, items []item, json bool) *seqParser {
 			return "client", 1
 		case rAgent:
 			return "agent", 1
+		case rReqLength:
+			return "reqlength", 1
 		}
 		return "", 0
 	}
@@ -547,6 +560,8 @@ func finish(name string, items []item, json bool) *seqParser {
 			s.has |= HasRequestTime
 		case rUpstream:
 			s.has |= HasUpstreamTime
+		case rReqLength:
+			s.has |= HasRequestLength
 		case rTimeLocal, rTimeBracket, rTimeISO, rEpoch, rEpochMs, rEpochUs:
 			s.has |= HasTime
 		}

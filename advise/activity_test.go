@@ -81,7 +81,7 @@ func TestLinuxCPUByService(t *testing.T) {
 	runRuleCases(t, linuxCPUByService, []ruleCase{
 		{name: "no interval: silent", fires: false},
 		{name: "idle host: silent (the idle note says it)", setup: func(s *collect.Snapshot) { withCPU(s, 0.01, map[string]float64{"mysqld": 0.05}) }, fires: false},
-		{name: "seed 001: MySQL at 300% on a saturated host", setup: func(s *collect.Snapshot) {
+		{name: "the ISUCON5 runner-up: MySQL at 300% on a saturated host", setup: func(s *collect.Snapshot) {
 			s.Linux.Cores = 4
 			withCPU(s, 0.95, map[string]float64{"mysqld": 3.0, "nginx": 0.2, "php-fpm*": 0.5})
 		}, fires: true, check: func(t *testing.T, fs []Finding) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/mysqlvar"
+	"github.com/stacktune/stacktune/nplusone"
 )
 
 // Severity says how urgent a finding is.
@@ -26,6 +27,9 @@ const (
 	// Info: worth knowing or doing, without a measured cost.
 	Info Severity = "info"
 )
+
+// Codes lists the severities (docs/json.md).
+func (Severity) Codes() []string { return []string{string(Critical), string(Warning), string(Info)} }
 
 func (s Severity) rank() int {
 	switch s {
@@ -94,9 +98,15 @@ type Finding struct {
 	Also   []changeset.Change `json:"also,omitempty"`
 	Effect string             `json:"effect"`
 	Risk   changeset.Risk     `json:"risk"`
-	// Source is where the rule comes from: a seed ("seed 004") or a
-	// manual ("MySQL manual, 'Internal Temporary Table Use'").
+	// Source is where the rule comes from: a public write-up ("the
+	// smartphone game backend's write-up") or a manual ("MySQL manual,
+	// 'Internal Temporary Table Use'").
 	Source string `json:"source"`
+	// NPlusOne is the pattern an app-n-plus-one finding is about (nil
+	// for every other rule), as the rule was given it, so a caller that
+	// lists the same pattern (tune's pick, beside the diagnosis's N+1
+	// list) pairs the two by value. Not in the JSON: the evidence says it.
+	NPlusOne *nplusone.Pattern `json:"-"`
 }
 
 // Changes returns Change and Also.
@@ -115,7 +125,7 @@ type Options struct {
 	// sync_binlog, innodb_doublewrite). Without it those rules only say
 	// what is at stake.
 	AllowDurabilityLoss bool
-	// Fixed are settings that must not change (seed 002's contest fixed
+	// Fixed are settings that must not change (the 2015 tpcc-mysql contest fixed
 	// innodb_doublewrite=1 and innodb_flush_log_at_trx_commit=1), by
 	// name: MySQL variables, sysctls, nginx directives, flags. Names
 	// compare case-insensitively with '-' and '_' alike. A fixed setting
@@ -144,7 +154,10 @@ type Options struct {
 	// NPlusOne are the N+1 patterns measured per request on the stack
 	// (diagnose's per-request view, package reqtrace): the rule
 	// app-n-plus-one makes each a finding. A snapshot does not hold them.
-	NPlusOne []NPlusOne
+	// NPlusOneSource says how they were measured, for the findings'
+	// evidence ("stacktune diagnose, a trace run through the proxy").
+	NPlusOne       []nplusone.Pattern
+	NPlusOneSource string
 }
 
 // Rule is one check. Check returns nothing when its evidence is absent

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestAppWorkersReal: a real PHP-FPM pool of 16 static workers running a

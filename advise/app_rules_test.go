@@ -58,10 +58,10 @@ func TestAppWorkers(t *testing.T) {
 	static50 := map[string]string{"pm": "static", "pm.max_children": "50", "pm.status_path": "/status"}
 	runRuleCases(t, appWorkers, []ruleCase{
 		{name: "no PHP-FPM, no app server: silent", fires: false},
-		// Seed 004: 8 cores, 1800 requests in 10 s using 72 CPU seconds
+		// The smartphone game backend: 8 cores, 1800 requests in 10 s using 72 CPU seconds
 		// (40 ms each, the host 90% busy); a request lasts 100 ms, none of
 		// it waiting for a CPU: 8 × 100 / 40 = 20 workers, not 50.
-		{name: "seed 004: 50 children on 8 cores, CPU-bound: decrease to 20", setup: both(phpCPU(0.9, 7.2, 0), withPool(static50, 1800, 0, 100)), fires: true,
+		{name: "the smartphone game backend: 50 children on 8 cores, CPU-bound: decrease to 20", setup: both(phpCPU(0.9, 7.2, 0), withPool(static50, 1800, 0, 100)), fires: true,
 			check: func(t *testing.T, fs []Finding) {
 				wantSeverity(t, fs, Warning)
 				wantChange(t, fs, "pm.max_children", "20")
@@ -114,7 +114,7 @@ func TestAppWorkers(t *testing.T) {
 func TestPHPFPMLimits(t *testing.T) {
 	runRuleCases(t, phpfpmLimits, []ruleCase{
 		{name: "no PHP-FPM: silent", fires: false},
-		{name: "seed 004's settings: silent", setup: withPool(map[string]string{"pm": "static", "pm.max_children": "20", "pm.max_requests": "2000", "request_terminate_timeout": "30"}, 0, 0, 0), fires: false},
+		{name: "the smartphone game backend's settings: silent", setup: withPool(map[string]string{"pm": "static", "pm.max_children": "20", "pm.max_requests": "2000", "request_terminate_timeout": "30"}, 0, 0, 0), fires: false},
 		{name: "the defaults: recycle after 2000, stop at 30 s", setup: withPool(map[string]string{"pm": "dynamic", "pm.max_children": "5"}, 100, 0, 50), fires: true,
 			check: func(t *testing.T, fs []Finding) {
 				if len(fs) != 2 {

@@ -16,7 +16,7 @@ import (
 // worker for its response time W and uses C of CPU within it, so cores ×
 // W / C workers keep every core busy (capacity.CPUWorkers, the same sizing
 // as `stacktune plan`'s cpu-workers); beyond that workers wait for a core,
-// adding latency and memory. Seed 004 cut PHP-FPM's pm.max_children from
+// adding latency and memory. The smartphone game backend cut PHP-FPM's pm.max_children from
 // 50 to 20 on 8 cores under CPU-heavy load and did better. The rule
 // measures C over the collection interval: the pool's CPU (the Linux
 // collector's php-fpm processes) over the requests it accepted (its
@@ -114,7 +114,7 @@ func phpfpmWorkerFindings(c *Context) []Finding {
 		f := Finding{
 			ID:     "app-workers",
 			Layer:  LayerApp,
-			Source: "seed 004 (pm.max_children 50 → 20 on 8 cores under CPU-heavy load; size workers from CPU time per request and cores, then load-test); stacktune plan cpu-workers (the same sizing)",
+			Source: "the smartphone game backend's write-up (pm.max_children 50 → 20 on 8 cores under CPU-heavy load; size workers from CPU time per request and cores, then load-test); stacktune plan cpu-workers (the same sizing)",
 		}
 		pm, _ := m.pool.Value("pm")
 		f.Evidence = append(f.Evidence, ev("pm.max_children of pool "+m.pool.Name, fmt.Sprint(m.maxChildren), "workers", place(m.pool.File, m.pool.Line)),
@@ -194,7 +194,7 @@ func phpfpmWorkerFindings(c *Context) []Finding {
 			f.Title = fmt.Sprintf("Pool %s may run %d workers, more than the %d that %d cores keep busy, with the CPU busy", m.pool.Name, m.maxChildren, n, cores)
 			f.Change = &changeset.Change{Kind: changeset.PHPFPM, Target: target, Name: "pm.max_children", From: fmt.Sprint(m.maxChildren), To: fmt.Sprint(n), Direction: Decrease}
 			f.Also = spareServers(m.pool, target, int64(n))
-			f.Effect = fmt.Sprintf("at most %d requests compete for %d cores instead of %d: the same throughput with shorter response times and less memory (seed 004: 50 → 20 on 8 cores was faster)", n, cores, m.maxChildren)
+			f.Effect = fmt.Sprintf("at most %d requests compete for %d cores instead of %d: the same throughput with shorter response times and less memory (the smartphone game backend: 50 → 20 on 8 cores was faster)", n, cores, m.maxChildren)
 			f.Risk.Note = "a request that waits on I/O longer than measured (a slow database) holds its worker: check the listen queue after the change, and load-test (stacktune tune measures it)"
 		case m.reached > 0 && !cpuBound && m.maxChildren < int64(n):
 			to := min(int64(n), m.maxChildren*2)
@@ -257,7 +257,7 @@ func otherAppServers(c *Context) []Finding {
 			Change: &changeset.Change{Kind: changeset.App, Target: serviceName(s) + " configuration", Name: "workers", From: fmt.Sprint(workers),
 				To: "cores × response time / CPU per request (stacktune plan --cores --cpu-per-request gives the number)", Direction: Decrease},
 			Effect: "with the CPU saturated, workers beyond what the cores keep busy only wait for a core; the request rate of this app server is not measured here, so the number comes from its CPU per request (its CPU over its requests, from the access log)",
-			Source: "seed 004 (more workers is not more throughput: 50 → 20 on 8 cores)",
+			Source: "the smartphone game backend's write-up (more workers is not more throughput: 50 → 20 on 8 cores)",
 		})
 	}
 	return out

@@ -12,7 +12,7 @@ import (
 // a Go app whose database/sql pool keeps 2 idle connections by default
 // and closes the rest after each use) pays a handshake (and MySQL's
 // authentication) per request and leaves a TIME_WAIT per connection for
-// 60 s on the side that closes first. Seed 003 found 14,021 TIME_WAIT to
+// 60 s on the side that closes first. The PHP + MySQL TIME_WAIT write-up found 14,021 TIME_WAIT to
 // :3306 (about 233 new connections a second); the cure is to keep the
 // connections open (persistent connections, a pool as large as the
 // concurrency), and on one host a unix socket, which leaves none.
@@ -125,7 +125,7 @@ func churnFinding(c *Context, t churnTarget) *Finding {
 		Layer:    t.layer,
 		Severity: Info,
 		Evidence: append([]Evidence{}, t.rateEv...),
-		Source:   "seed 003 (non-persistent PHP: a TIME_WAIT per request, 14,021 to :3306); seed 004 (persistent connections and the binary protocol to memcached: 1.5-2x on sessions); Go database/sql (SetMaxIdleConns defaults to 2)",
+		Source:   "the PHP + MySQL TIME_WAIT write-up (non-persistent PHP: a TIME_WAIT per request, 14,021 to :3306); the smartphone game backend's write-up (persistent connections and the binary protocol to memcached: 1.5-2x on sessions); Go database/sql (SetMaxIdleConns defaults to 2)",
 	}
 	if t.port > 0 && c.Linux != nil {
 		f.Evidence = append(f.Evidence, ps.evidence()...)
@@ -151,7 +151,7 @@ func churnFinding(c *Context, t churnTarget) *Finding {
 	f.Change = &changeset.Change{Kind: changeset.App, Target: "application " + t.name + " connections", Name: "connection reuse",
 		From: fmt.Sprintf("a new connection per use (%s/s)", num(rate)), To: to, Direction: Set}
 	f.Effect = "no handshake (and for MySQL no authentication and thread start) per request, and no TIME_WAIT per request filling the port range and tcp_max_tw_buckets"
-	f.Risk.Note = "a pool needs its size capped: the server's connection limit (max_connections, memcached -c, maxclients) must hold every web server's pool; persistent PHP connections keep session state (transactions, locks, variables) across requests, which seed 003 found hard with transactions"
+	f.Risk.Note = "a pool needs its size capped: the server's connection limit (max_connections, memcached -c, maxclients) must hold every web server's pool; persistent PHP connections keep session state (transactions, locks, variables) across requests, which the PHP + MySQL TIME_WAIT write-up found hard with transactions"
 	if !measured {
 		f.Risk.Note += fmt.Sprintf("; the rate is from TIME_WAIT only (the %s layer was not collected with an interval)", t.layer)
 	}

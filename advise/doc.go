@@ -15,7 +15,7 @@
 // which encodes the audit's principles so a rule cannot forget them:
 //
 //   - Running values, not files: Var and Int read SHOW GLOBAL VARIABLES
-//     (seed 004's RDS buffer pool was 6 GB of 30 GB though the parameter
+//     (the smartphone game backend's RDS buffer pool was 6 GB of 30 GB though the parameter
 //     group said 3/4 of RAM).
 //   - Rates over the collector's interval, never totals since start when
 //     a delta exists: Delta and Rate are empty without two status readings,
@@ -46,8 +46,8 @@
 //     always with Risk.Durability saying what a crash loses ("up to ~1 s
 //     of commits"); without it the finding states the cost and proposes
 //     nothing, and an already relaxed setting is reported with its cost.
-//   - Fixed settings (Options.Fixed, --fix innodb_doublewrite=1, seed
-//     002's contest rules) are never changed: Audit removes any change to
+//   - Fixed settings (Options.Fixed, --fix innodb_doublewrite=1, the
+//     rules of the 2015 tpcc-mysql contest) are never changed: Audit removes any change to
 //     them (under any of their names) unless it restores the fixed value,
 //     and the fixed-settings rule reports a fixed value that is not in
 //     force, compared after the server's own rounding (collect's
@@ -97,9 +97,10 @@
 // with units and how it was measured (StatusSource, srcVariables,
 // sysctlSource, a nginx.conf place), Change built with MySQLChange,
 // SysctlChange or nginxChange (Also for changes that go with it), Effect,
-// Risk (Restart from Context.Restart for MySQL) and Source: the seed
-// ("seed 004") or the manual it comes from; say where a seed is wrong
-// (mysql-aborted-connects, linux-fin-timeout correct seed 004). Its tests
+// Risk (Restart from Context.Restart for MySQL) and Source: the public
+// write-up ("the smartphone game backend's write-up") or the manual it
+// comes from; say where a write-up is wrong (mysql-aborted-connects,
+// linux-fin-timeout correct the smartphone game backend). Its tests
 // are named table cases in the layer's _test.go (runRuleCases: fires on
 // evidence, silent otherwise, per flavour and version, with Fixed and
 // AllowDurabilityLoss); TestNoVariableTheServerLacks sweeps every rule over

@@ -18,7 +18,7 @@ import (
 
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
-	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/sandbox"
 )
 
 // The end-to-end test: a real throwaway MariaDB with deliberately bad

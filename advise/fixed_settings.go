@@ -9,8 +9,8 @@ import (
 
 // fixed-settings: settings the user fixed (Options.Fixed, --fix
 // innodb_doublewrite=1) are never changed by any rule; this rule checks
-// they are in force, since a contest or a policy that fixes them (seed
-// 002 fixed innodb_doublewrite=1 and innodb_flush_log_at_trx_commit=1)
+// they are in force, since a contest or a policy that fixes them (the 2015
+// tpcc-mysql contest fixed innodb_doublewrite=1 and innodb_flush_log_at_trx_commit=1)
 // is broken when the running value differs.
 var fixedSettings = ruleFunc{"fixed-settings", "", checkFixedSettings}
 
@@ -55,7 +55,7 @@ func checkFixedSettings(c *Context) []Finding {
 		f := Finding{
 			ID:       "fixed-settings",
 			Severity: Critical,
-			Source:   "seed 002 (a contest fixed innodb_doublewrite=1 and innodb_flush_log_at_trx_commit=1); --fix",
+			Source:   "the 2015 tpcc-mysql contest write-up (a contest fixed innodb_doublewrite=1 and innodb_flush_log_at_trx_commit=1); --fix",
 			Effect:   "the setting is what the rules you accepted require",
 		}
 		switch {

@@ -107,7 +107,7 @@ func TestLinuxSocketBuffers(t *testing.T) {
 	}
 	runRuleCases(t, linuxSocketBuffers, []ruleCase{
 		{name: "no interval: silent", fires: false},
-		{name: "pruned queues: rmem_max and wmem_max 16 MiB (seed 004)", setup: pruned, fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "pruned queues: rmem_max and wmem_max 16 MiB (the smartphone game backend)", setup: pruned, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantChange(t, fs, "net.core.rmem_max", "16777216")
 			wantChange(t, fs, "net.core.wmem_max", "16777216")
 			wantText(t, fs[0].Title, "15 times")

@@ -9,7 +9,7 @@ import (
 	"github.com/stacktune/stacktune/collect"
 )
 
-// What seed 002 found effective around the database process and its
+// What the 2015 tpcc-mysql contest entry found effective around the database process and its
 // storage, each where the snapshot shows it matters:
 //
 //   - mysql-numa-interleave: on a host with several NUMA nodes, a buffer
@@ -64,7 +64,7 @@ func checkMySQLNUMAInterleave(c *Context) []Finding {
 			c.varEv("innodb_buffer_pool_size", "bytes")},
 		Effect: "the buffer pool's pages are spread over every node, so one node does not run out of memory (and swap) while the others have it free",
 		Risk:   changeset.Risk{Restart: true},
-		Source: "seed 002 (NUMA interleave was effective); MySQL manual (innodb_numa_interleave)",
+		Source: "the 2015 tpcc-mysql contest write-up (NUMA interleave was effective); MySQL manual (innodb_numa_interleave)",
 	}
 	if c.Has("innodb_numa_interleave") {
 		if on, _ := c.On("innodb_numa_interleave"); on {
@@ -111,9 +111,9 @@ func checkMySQLJemalloc(c *Context) []Finding {
 		Evidence: []Evidence{ev("mysqld CPU", fmt.Sprintf("%.2f cores", *cores), "", fmt.Sprintf("/proc/PID/stat, delta over %s s", num(c.Linux.IntervalSeconds))),
 			ev("allocator mapped", "the C library's", "", "/proc/PID/maps (no jemalloc or tcmalloc)")},
 		Change: &changeset.Change{Kind: changeset.Systemd, Target: mysqlUnit(c), Name: "Environment", From: "", To: "LD_PRELOAD=" + jemallocPath, Direction: Set},
-		Effect: "many threads allocate without contending on one allocator lock: seed 002 found jemalloc effective under TPC-C's concurrency",
+		Effect: "many threads allocate without contending on one allocator lock: the 2015 tpcc-mysql contest entry found jemalloc effective under TPC-C's concurrency",
 		Risk:   changeset.Risk{Restart: true, Note: "install it first (Debian: apt-get install libjemalloc2; the path differs on other architectures); MariaDB also takes malloc-lib in [mysqld_safe] when started by mysqld_safe; measure it (stacktune tune)"},
-		Source: "seed 002 (jemalloc was effective)",
+		Source: "the 2015 tpcc-mysql contest write-up (jemalloc was effective)",
 	}
 	if ok {
 		f.Evidence = append(f.Evidence, c.varEv("version_malloc_library", ""))
@@ -147,7 +147,7 @@ func checkLinuxNoatime(c *Context) []Finding {
 		Change:   &changeset.Change{Kind: changeset.Mount, Target: m.Point, Name: "options", From: m.Options, To: "noatime", Direction: Set},
 		Effect:   "reads of the data files cause no inode writes",
 		Risk:     changeset.Risk{Note: "relatime (the default) already writes an access time at most once a day per file: the gain is small unless the file system is mounted strictatime; nothing a database relies on reads atime"},
-		Source:   "seed 002 (noatime was effective)",
+		Source:   "the 2015 tpcc-mysql contest write-up (noatime was effective)",
 	}
 	if strings.Contains(opts, ",strictatime,") {
 		f.Severity = Warning
@@ -178,8 +178,8 @@ func checkMySQLLogDevice(c *Context) []Finding {
 		Severity: Info,
 		Evidence: []Evidence{c.deltaEv("Innodb_os_log_written"), ev("datadir", dir+" on "+data.Point+" ("+data.Source+", "+data.Device+")", "", "/proc/self/mountinfo"),
 			ev("redo log directory", logDir+" on "+lm.Point+" ("+lm.Source+", "+lm.Device+")", "", "/proc/self/mountinfo")},
-		Effect: "a separate device takes the redo log's sequential writes (and their fsyncs) off the data files' random reads and writes (seed 002 measured it)",
+		Effect: "a separate device takes the redo log's sequential writes (and their fsyncs) off the data files' random reads and writes (the 2015 tpcc-mysql contest entry measured it)",
 		Risk:   changeset.Risk{Note: "a hardware and layout change: innodb_log_group_home_dir to a directory on the other device, with the server stopped and the log files moved; not made by stacktune"},
-		Source: "seed 002 (log files on another device were effective)",
+		Source: "the 2015 tpcc-mysql contest write-up (log files on another device were effective)",
 	}}
 }

@@ -31,7 +31,7 @@ func TestNginxHealthCheck(t *testing.T) {
 	}
 	runRuleCases(t, nginxHealthCheck, []ruleCase{
 		{name: "no access log: silent", fires: false},
-		{name: "seed 004: the load balancer checks the top page", setup: withHTTPLog(log(elb)), fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "the smartphone game backend: the load balancer checks the top page", setup: withHTTPLog(log(elb)), fires: true, check: func(t *testing.T, fs []Finding) {
 			wantSeverity(t, fs, Info)
 			wantText(t, fs[0].Title, "ELB-HealthChecker/2.0 asks / every 10 s and it takes 3% of the request time (500 ms each)")
 			wantText(t, fs[0].Change.To, "location = /healthcheck { empty_gif; access_log off; }")
@@ -56,7 +56,7 @@ func TestNginxProxyOverhead(t *testing.T) {
 	proxied := collect.HTTPLog{Requests: 5000, Timed: 5000, TimeTotal: 10, Seconds: 60, Upstream: 5000, UpstreamTotal: 9.5, UpstreamRequestTotal: 10}
 	runRuleCases(t, nginxProxyOverhead, []ruleCase{
 		{name: "no access log: silent", setup: oneApp, fires: false},
-		{name: "seed 001: no static traffic, one upstream: say what nginx costs", setup: both(oneApp, withHTTPLog(proxied), func(s *collect.Snapshot) {
+		{name: "the ISUCON5 runner-up: no static traffic, one upstream: say what nginx costs", setup: both(oneApp, withHTTPLog(proxied), func(s *collect.Snapshot) {
 			withCPU(s, 0.5, map[string]float64{"nginx": 0.2})
 		}), fires: true, check: func(t *testing.T, fs []Finding) {
 			wantText(t, fs[0].Title, "adds 0.1 ms to each (5% of the request time)")

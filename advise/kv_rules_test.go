@@ -83,7 +83,7 @@ func TestMemcachedConnections(t *testing.T) {
 func TestMemcachedUnixSocket(t *testing.T) {
 	runRuleCases(t, memcachedUnixSocket, []ruleCase{
 		{name: "remote: silent", snap: cacheSnap, fires: false},
-		{name: "same host over TCP (seed 004): -s", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+		{name: "same host over TCP (the smartphone game backend): -s", snap: cacheSnap, setup: func(s *collect.Snapshot) {
 			s.Memcached.Addr = "127.0.0.1:11211"
 			s.Linux.TCP.TimeWait.ByRemotePort[11211] = 3000
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
@@ -186,7 +186,7 @@ func TestMemcachedTTL(t *testing.T) {
 	}
 	runRuleCases(t, memcachedTTL, []ruleCase{
 		{name: "no metadump: silent", snap: cacheSnap, fires: false},
-		{name: "seed 004: most items never expire", snap: cacheSnap, setup: ttl(50000, 40000, 1000), fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "the smartphone game backend: most items never expire", snap: cacheSnap, setup: ttl(50000, 40000, 1000), fires: true, check: func(t *testing.T, fs []Finding) {
 			wantSeverity(t, fs, Warning)
 			wantText(t, fs[0].Title, "80% of memcached's items never expire (40000 of 50000)")
 			wantText(t, fs[0].Change.To, "at most 3600 s")
@@ -199,7 +199,7 @@ func TestMemcachedTTL(t *testing.T) {
 func TestMemcachedUDP(t *testing.T) {
 	runRuleCases(t, memcachedUDP, []ruleCase{
 		{name: "UDP off: silent", snap: cacheSnap, fires: false},
-		{name: "UDP on 11211: -U 0 (seed 004)", snap: cacheSnap, setup: func(s *collect.Snapshot) {
+		{name: "UDP on 11211: -U 0 (the smartphone game backend)", snap: cacheSnap, setup: func(s *collect.Snapshot) {
 			s.Memcached.UDPPort, s.Memcached.Settings["udpport"] = 11211, "11211"
 		}, fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "-U", "0") }},
 	})

@@ -10,7 +10,7 @@ import (
 
 // linux-cpu-by-service: how many cores each service of the stack used
 // over the collection interval, and whether the CPU is the bottleneck and
-// whose it is (seed 001 saw MySQL at 300% CPU in top and went after the
+// whose it is (the ISUCON5 runner-up saw MySQL at 300% CPU in top and went after the
 // queries). From /proc/PID/stat read twice, never CPU time since start.
 var linuxCPUByService = ruleFunc{"linux-cpu-by-service", LayerLinux, checkLinuxCPUByService}
 
@@ -29,8 +29,8 @@ var oneThreaded = map[string]bool{"redis-server": true, "nginx": true}
 
 // cpuAdvice says where a service's CPU goes, for the effect.
 var cpuAdvice = map[string]string{
-	"mysqld":       "the database's CPU is its queries: stacktune digest ranks them by total time and stacktune indexes proves the indexes that remove scans (seed 001 went 7000 → 18000 points on queries)",
-	"mariadbd":     "the database's CPU is its queries: stacktune digest ranks them by total time and stacktune indexes proves the indexes that remove scans (seed 001 went 7000 → 18000 points on queries)",
+	"mysqld":       "the database's CPU is its queries: stacktune digest ranks them by total time and stacktune indexes proves the indexes that remove scans (the ISUCON5 runner-up went 7000 → 18000 points on queries)",
+	"mariadbd":     "the database's CPU is its queries: stacktune digest ranks them by total time and stacktune indexes proves the indexes that remove scans (the ISUCON5 runner-up went 7000 → 18000 points on queries)",
 	"nginx":        "nginx's CPU is TLS, gzip and logging: gzip_comp_level 1-2, keepalive to clients and upstreams, access_log buffer=",
 	"redis-server": "Redis runs commands on one thread: a saturated Redis needs fewer round trips (pipelines, MGET) or more instances",
 	"memcached":    "memcached's CPU is its requests and connections: multi-gets and persistent connections",
@@ -67,7 +67,7 @@ func checkLinuxCPUByService(c *Context) []Finding {
 		Severity: Info,
 		Evidence: []Evidence{ev("host CPU busy", fmt.Sprintf("%.2f of %d cores (%s)", l.CPU.BusyCores, cores, pct(l.CPU.Busy)), "",
 			fmt.Sprintf("/proc/stat, delta over %s s", num(l.IntervalSeconds)))},
-		Source: "seed 001 (top showed MySQL at 300% CPU: the database was the bottleneck, and the queries were the fix)",
+		Source: "the ISUCON5 runner-up's write-up (top showed MySQL at 300% CPU: the database was the bottleneck, and the queries were the fix)",
 	}
 	for _, s := range svcs {
 		what := fmt.Sprintf("%s (%d processes, %d threads)", s.Name, s.Processes, s.Threads)

@@ -3,7 +3,7 @@ package advise
 import "fmt"
 
 // linux-file-max: fs.file-max is the system-wide limit on open files;
-// every process's own limit (LimitNOFILE) is useless past it (seed 003
+// every process's own limit (LimitNOFILE) is useless past it (the PHP + MySQL TIME_WAIT write-up
 // checked fs.file-max next to the process limits).
 var linuxFileMax = ruleFunc{"linux-file-max", LayerLinux, checkLinuxFileMax}
 
@@ -27,6 +27,6 @@ func checkLinuxFileMax(c *Context) []Finding {
 			ev("fs.file-max", fmt.Sprint(fh.Max), "files", "/proc/sys/fs/file-nr")},
 		Change: c.SysctlChange("fs.file-max", fmt.Sprint(value), Increase),
 		Effect: "open() and accept() stop failing with ENFILE (\"Too many open files in system\") for every process on the host",
-		Source: "seed 003 (fs.file-max); Linux Documentation/admin-guide/sysctl/fs.rst",
+		Source: "the PHP + MySQL TIME_WAIT write-up (fs.file-max); Linux Documentation/admin-guide/sysctl/fs.rst",
 	}}
 }

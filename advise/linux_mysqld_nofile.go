@@ -10,7 +10,7 @@ import (
 
 // linux-mysqld-nofile: mysqld raises its own soft limit to
 // open_files_limit, but never above the hard limit systemd gave it
-// (LimitNOFILE). Seed 003 set LimitNOFILE with systemctl edit: ulimit in
+// (LimitNOFILE). The PHP + MySQL TIME_WAIT write-up set LimitNOFILE with systemctl edit: ulimit in
 // a shell does not reach a service.
 var linuxMySQLdNofile = ruleFunc{"linux-mysqld-nofile", LayerLinux, checkLinuxMySQLdNofile}
 
@@ -66,6 +66,6 @@ func checkLinuxMySQLdNofile(c *Context) []Finding {
 		Change: &changeset.Change{Kind: changeset.Systemd, Target: unit, Name: "LimitNOFILE", From: fmt.Sprint(*low), To: fmt.Sprint(want), Direction: Increase},
 		Effect: "mysqld gets the descriptors open_files_limit promises, instead of lowering it, table_open_cache and max_connections at start",
 		Risk:   changeset.Risk{Restart: true, Note: "a drop-in (systemctl edit " + unit + ") survives package upgrades; on Debian and Ubuntu MySQL's unit is mysql.service"},
-		Source: "seed 003 (LimitNOFILE in the unit via systemctl edit, not ulimit); systemd.exec(5); stacktune plan mysqld-limitnofile",
+		Source: "the PHP + MySQL TIME_WAIT write-up (LimitNOFILE in the unit via systemctl edit, not ulimit); systemd.exec(5); stacktune plan mysqld-limitnofile",
 	}}
 }

@@ -41,6 +41,6 @@ func checkLinuxNginxNofile(c *Context) []Finding {
 		Change:   &changeset.Change{Kind: changeset.Systemd, Target: "nginx.service", Name: "LimitNOFILE", From: fmt.Sprint(low), To: fmt.Sprint(need), Direction: Increase},
 		Effect:   "workers do not fail accept() with EMFILE (\"Too many open files\") before worker_connections is reached",
 		Risk:     changeset.Risk{Restart: true, Note: "or set worker_rlimit_nofile in nginx.conf, which a reload applies"},
-		Source:   "seed 003 (LimitNOFILE for the web server, via systemctl edit); nginx docs (worker_rlimit_nofile)",
+		Source:   "the PHP + MySQL TIME_WAIT write-up (LimitNOFILE for the web server, via systemctl edit); nginx docs (worker_rlimit_nofile)",
 	}}
 }

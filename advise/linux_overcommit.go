@@ -9,7 +9,7 @@ import (
 // linux-overcommit: Redis forks to write its snapshot or rewrite its AOF;
 // with vm.overcommit_memory=0 the kernel may refuse the fork of a large
 // Redis (Redis logs "WARNING overcommit_memory is set to 0! Background
-// save may fail") and with 2 it refuses more. Redis asks for 1 (seed 004
+// save may fail") and with 2 it refuses more. Redis asks for 1 (the smartphone game backend
 // listed vm.overcommit_memory among its sysctls). With strict accounting
 // (2) and a MySQL server, a large allocation can fail outright.
 var linuxOvercommit = ruleFunc{"linux-overcommit", LayerLinux, checkLinuxOvercommit}
@@ -32,7 +32,7 @@ func checkLinuxOvercommit(c *Context) []Finding {
 			Change: c.SysctlChange("vm.overcommit_memory", "1", Set),
 			Effect: "Redis's fork for BGSAVE or an AOF rewrite is not refused for the memory the child would only share copy-on-write",
 			Risk:   changeset.Risk{Memory: "the kernel no longer refuses allocations up front; a real shortage ends with the OOM killer instead"},
-			Source: "Redis administration docs (vm.overcommit_memory = 1); seed 004",
+			Source: "Redis administration docs (vm.overcommit_memory = 1); the smartphone game backend's write-up",
 		}}
 	case v == 2 && len(c.Processes(mysqlPatterns...)) > 0:
 		return []Finding{{
@@ -41,7 +41,7 @@ func checkLinuxOvercommit(c *Context) []Finding {
 			Severity: Info,
 			Evidence: []Evidence{ev("vm.overcommit_memory", "2", "", src)},
 			Effect:   "nothing to change if it is deliberate: allocations beyond the commit limit (swap + overcommit_ratio% of RAM) fail, so mysqld can get \"Out of memory\" errors well before the RAM is used; check CommitLimit and Committed_AS in /proc/meminfo",
-			Source:   "Linux Documentation/mm/overcommit-accounting.rst; seed 004",
+			Source:   "Linux Documentation/mm/overcommit-accounting.rst; the smartphone game backend's write-up",
 		}}
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 
 // linux-port-range: every outgoing connection takes a local port from
 // net.ipv4.ip_local_port_range for as long as it is open and then for the
-// 60 s of TIME_WAIT if this side closed first (seed 003: non-persistent
+// 60 s of TIME_WAIT if this side closed first (the PHP + MySQL TIME_WAIT write-up: non-persistent
 // PHP → MySQL leaves one per request). The rule counts, per remote port,
 // the connections open and in TIME_WAIT (ss -tan state time-wait
 // '( dport = :3306 )' | wc -l, read from /proc/net/tcp) against the
@@ -74,7 +74,7 @@ func checkLinuxPortRange(c *Context) []Finding {
 			ev("net.ipv4.ip_local_port_range", r.String(), fmt.Sprintf("%d usable ports (%d..%d, both ends, even count)", usable, r.Low, r.High), sysctlSource("net.ipv4.ip_local_port_range")),
 			ev("new connections per second (TIME_WAIT / 60 s)", num(float64(tw)/timeWaitSeconds), "connections/s", "TIME_WAIT lasts 60 s (TCP_TIMEWAIT_LEN)"),
 		},
-		Source: "seed 003 (900 req/s × 60 s + 1024 = 55024 ports → 10511-65535); Linux ip-sysctl.txt (ip_local_port_range); stacktune plan port-range",
+		Source: "the PHP + MySQL TIME_WAIT write-up (900 req/s × 60 s + 1024 = 55024 ports → 10511-65535); Linux ip-sysctl.txt (ip_local_port_range); stacktune plan port-range",
 	}
 	if float64(used) >= portsCrit*float64(usable) {
 		f.Severity = Critical
@@ -96,7 +96,7 @@ func checkLinuxPortRange(c *Context) []Finding {
 		f.Effect += "; better still, "
 	}
 	f.Effect += "keep connections open (persistent connections or a pool) so a request does not leave a TIME_WAIT behind; tcp_fin_timeout does not shorten TIME_WAIT and tcp_tw_reuse only masks the shortage"
-	f.Risk.Note = "a stateless packet filter must let replies in to the new range (seed 003); a service listening inside it (memcached 11211, Redis 6379) can find its port taken when it restarts: list such ports in net.ipv4.ip_local_reserved_ports"
+	f.Risk.Note = "a stateless packet filter must let replies in to the new range (the PHP + MySQL TIME_WAIT write-up); a service listening inside it (memcached 11211, Redis 6379) can find its port taken when it restarts: list such ports in net.ipv4.ip_local_reserved_ports"
 	return []Finding{f}
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/stacktune/stacktune/collect"
 )
 
-// phpToMySQL is seed 003's web server: non-persistent PHP → MySQL at
+// phpToMySQL is the TIME_WAIT write-up's web server: non-persistent PHP → MySQL at
 // about 400 connections per second, 24000 TIME_WAIT sockets to :3306.
 func phpToMySQL(s *collect.Snapshot) {
 	s.Linux.TCP.TimeWait.ByRemotePort[3306] = 24000
@@ -20,7 +20,7 @@ func phpToMySQL(s *collect.Snapshot) {
 func TestLinuxPortRange(t *testing.T) {
 	runRuleCases(t, linuxPortRange, []ruleCase{
 		{name: "few connections: silent", fires: false},
-		{name: "24200 of 28232 ports to :3306: critical, widen (seed 003)", setup: phpToMySQL, fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "24200 of 28232 ports to :3306: critical, widen (the PHP + MySQL TIME_WAIT write-up)", setup: phpToMySQL, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantSeverity(t, fs, Critical)
 			// 24200 × 2 = 48400 ports: 65536 - 48400 = 17136.
 			wantChange(t, fs, "net.ipv4.ip_local_port_range", "17136 65535")
@@ -62,7 +62,7 @@ func TestLinuxTWBuckets(t *testing.T) {
 func TestLinuxTWReuse(t *testing.T) {
 	runRuleCases(t, linuxTWReuse, []ruleCase{
 		{name: "default 2: silent", setup: phpToMySQL, fires: false},
-		{name: "1 with many outgoing TIME_WAIT: masks (seed 003)", setup: func(s *collect.Snapshot) {
+		{name: "1 with many outgoing TIME_WAIT: masks (the PHP + MySQL TIME_WAIT write-up)", setup: func(s *collect.Snapshot) {
 			phpToMySQL(s)
 			s.Linux.Sysctls["net.ipv4.tcp_tw_reuse"] = "1"
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
@@ -90,13 +90,13 @@ func TestLinuxTWRecycle(t *testing.T) {
 func TestLinuxFinTimeout(t *testing.T) {
 	runRuleCases(t, linuxFinTimeout, []ruleCase{
 		{name: "default 60: silent", fires: false},
-		{name: "lowered to 10 expecting shorter TIME_WAIT (seed 004): corrected, no change", setup: func(s *collect.Snapshot) {
+		{name: "lowered to 10 expecting shorter TIME_WAIT (the smartphone game backend): corrected, no change", setup: func(s *collect.Snapshot) {
 			phpToMySQL(s)
 			s.Linux.Sysctls["net.ipv4.tcp_fin_timeout"] = "10"
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantNoChange(t, fs)
 			wantText(t, fs[0].Title, "does not shorten TIME_WAIT")
-			wantText(t, fs[0].Source, "seed 004")
+			wantText(t, fs[0].Source, "the smartphone game backend's write-up")
 		}},
 	})
 }
@@ -104,7 +104,7 @@ func TestLinuxFinTimeout(t *testing.T) {
 func TestLinuxSomaxconn(t *testing.T) {
 	runRuleCases(t, linuxSomaxconn, []ruleCase{
 		{name: "MySQL back_log within somaxconn: silent", fires: false},
-		{name: "nginx listen backlog=32768 over somaxconn 4096 (seed 003)", snap: func(t testing.TB) *collect.Snapshot { return webSnap(t, "keepalive") }, fires: true,
+		{name: "nginx listen backlog=32768 over somaxconn 4096 (the PHP + MySQL TIME_WAIT write-up)", snap: func(t testing.TB) *collect.Snapshot { return webSnap(t, "keepalive") }, fires: true,
 			check: func(t *testing.T, fs []Finding) {
 				wantChange(t, fs, "net.core.somaxconn", "32768")
 				wantChange(t, fs, "net.ipv4.tcp_max_syn_backlog", "32768")

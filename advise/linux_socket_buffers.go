@@ -8,7 +8,7 @@ import (
 // linux-socket-buffers: the kernel pruned or dropped data of TCP receive
 // queues over the interval (TcpExt PruneCalled, RcvPruned, TCPRcvQDrop):
 // sockets ran out of buffer. net.core.rmem_max and wmem_max cap what an
-// application may ask for (SO_RCVBUF, SO_SNDBUF); seed 004 raised them.
+// application may ask for (SO_RCVBUF, SO_SNDBUF); the smartphone game backend raised them.
 var linuxSocketBuffers = ruleFunc{"linux-socket-buffers", LayerLinux, checkLinuxSocketBuffers}
 
 // socketBufferMax is the cap proposed: 16 MiB.
@@ -38,7 +38,7 @@ func checkLinuxSocketBuffers(c *Context) []Finding {
 		Severity: Warning,
 		Evidence: ev1,
 		Effect:   "sockets may take larger buffers, so bursts are not pruned and retransmitted",
-		Source:   "seed 004 (net.core.rmem_max and wmem_max raised); Linux ip-sysctl.txt",
+		Source:   "the smartphone game backend's write-up (net.core.rmem_max and wmem_max raised); Linux ip-sysctl.txt",
 	}
 	for _, name := range []string{"net.core.rmem_max", "net.core.wmem_max"} {
 		cur, ok := c.SysctlInt(name)

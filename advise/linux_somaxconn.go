@@ -9,7 +9,7 @@ import (
 
 // linux-somaxconn: the kernel caps every listen() backlog at
 // net.core.somaxconn, silently: nginx's `listen ... backlog=N`, MySQL's
-// back_log and memcached's -b get no more (seed 003 raised somaxconn
+// back_log and memcached's -b get no more (the PHP + MySQL TIME_WAIT write-up raised somaxconn
 // from 128 to 32768 with nginx's backlog). The SYN queue is capped by
 // net.ipv4.tcp_max_syn_backlog as well.
 var linuxSomaxconn = ruleFunc{"linux-somaxconn", LayerLinux, checkLinuxSomaxconn}
@@ -69,7 +69,7 @@ func checkLinuxSomaxconn(c *Context) []Finding {
 		Change:   c.SysctlChange("net.core.somaxconn", fmt.Sprint(want), Increase),
 		Effect:   "connections arriving in a burst wait in the accept queue the services asked for instead of being dropped (clients retry the SYN after 1 s, then 3 s)",
 		Risk:     changeset.Risk{Note: "the queue only absorbs bursts: a service that cannot keep up needs more workers, not a longer queue"},
-		Source:   "seed 003 (somaxconn 128 → 32768 with nginx listen backlog); Linux listen(2) and ip-sysctl.txt",
+		Source:   "the PHP + MySQL TIME_WAIT write-up (somaxconn 128 → 32768 with nginx listen backlog); Linux listen(2) and ip-sysctl.txt",
 	}
 	for _, a := range asks {
 		if a.backlog > som {
@@ -87,12 +87,12 @@ func checkLinuxSomaxconn(c *Context) []Finding {
 		}
 	}
 	if nd, ok := c.SysctlInt("net.core.netdev_max_backlog"); ok {
-		// Seed 003 raised it with somaxconn (1000 → 8192), but it is the
+		// The PHP + MySQL TIME_WAIT write-up raised it with somaxconn (1000 → 8192), but it is the
 		// per-CPU queue of received packets, unrelated to listen(): the
 		// evidence for it is drops in /proc/net/softnet_stat, which the
 		// snapshot does not have.
 		f.Evidence = append(f.Evidence, ev("net.core.netdev_max_backlog", fmt.Sprint(nd), "packets per CPU", sysctlSource("net.core.netdev_max_backlog")))
-		f.Risk.Note = joinNote(f.Risk.Note, "net.core.netdev_max_backlog (seed 003: 1000 → 8192) is the per-CPU queue of received packets, not of connections: raise it only if the second column of /proc/net/softnet_stat (drops) grows")
+		f.Risk.Note = joinNote(f.Risk.Note, "net.core.netdev_max_backlog (the PHP + MySQL TIME_WAIT write-up: 1000 → 8192) is the per-CPU queue of received packets, not of connections: raise it only if the second column of /proc/net/softnet_stat (drops) grows")
 	}
 	if syn, ok := c.SysctlInt("net.ipv4.tcp_max_syn_backlog"); ok && syn < want {
 		f.Evidence = append(f.Evidence, ev("net.ipv4.tcp_max_syn_backlog", fmt.Sprint(syn), "connections", sysctlSource("net.ipv4.tcp_max_syn_backlog")))

@@ -3,8 +3,8 @@ package advise
 import "fmt"
 
 // linux-swappiness: on a database host the kernel should keep the buffer
-// pool in RAM rather than swap it out to keep page cache (seed 002:
-// vm.swappiness=1 was effective; seed 004: 0-1). 1 rather than 0: with 0
+// pool in RAM rather than swap it out to keep page cache (the 2015 tpcc-mysql contest entry:
+// vm.swappiness=1 was effective; the smartphone game backend: 0-1). 1 rather than 0: with 0
 // recent kernels do not swap at all until memory runs out, and the OOM
 // killer comes sooner.
 var linuxSwappiness = ruleFunc{"linux-swappiness", LayerLinux, checkLinuxSwappiness}
@@ -31,7 +31,7 @@ func checkLinuxSwappiness(c *Context) []Finding {
 			ev("MySQL server processes", fmt.Sprint(len(c.Processes(mysqlPatterns...))), "processes", "/proc/PID/comm")},
 		Change: c.SysctlChange("vm.swappiness", "1", Decrease),
 		Effect: "the kernel drops page cache before it swaps out mysqld's buffer pool, whose pages would otherwise be read back from swap on the next query",
-		Source: "seed 002 (vm.swappiness=1 effective); seed 004 (0-1); Linux Documentation/admin-guide/sysctl/vm.rst",
+		Source: "the 2015 tpcc-mysql contest write-up (vm.swappiness=1 effective); the smartphone game backend's write-up (0-1); Linux Documentation/admin-guide/sysctl/vm.rst",
 	}
 	if used > 0 {
 		f.Severity = Warning

@@ -9,7 +9,7 @@ import (
 // linux-tw-buckets: past net.ipv4.tcp_max_tw_buckets the kernel destroys
 // new TIME_WAIT sockets at once and logs "time wait bucket table
 // overflow", dropping TCP's protection against stray old segments. Raise
-// it, never lower it (seed 003: 4096 → 65536; ip-sysctl.txt).
+// it, never lower it (the PHP + MySQL TIME_WAIT write-up: 4096 → 65536; ip-sysctl.txt).
 var linuxTWBuckets = ruleFunc{"linux-tw-buckets", LayerLinux, checkLinuxTWBuckets}
 
 // twBucketsNear is the share of the buckets in use that is worth a raise.
@@ -34,7 +34,7 @@ func checkLinuxTWBuckets(c *Context) []Finding {
 		Change: c.SysctlChange("net.ipv4.tcp_max_tw_buckets", fmt.Sprint(value), Increase),
 		Effect: "TIME_WAIT sockets keep their 60 s instead of being destroyed early with \"time wait bucket table overflow\" in the kernel log",
 		Risk:   changeset.Risk{Memory: "a TIME_WAIT socket takes a few hundred bytes of kernel memory"},
-		Source: "seed 003 (4096 → 65536); Linux ip-sysctl.txt (tcp_max_tw_buckets: do not lower it); stacktune plan time-wait-web",
+		Source: "the PHP + MySQL TIME_WAIT write-up (4096 → 65536); Linux ip-sysctl.txt (tcp_max_tw_buckets: do not lower it); stacktune plan time-wait-web",
 	}
 	if tw >= b {
 		f.Severity = Critical

@@ -19,6 +19,6 @@ func checkLinuxTWRecycle(c *Context) []Finding {
 			ev("kernel", c.Linux.KernelRelease, "", "/proc/sys/kernel/osrelease")},
 		Change: c.SysctlChange("net.ipv4.tcp_tw_recycle", "0", Set),
 		Effect: "SYNs from clients sharing a NAT address are no longer dropped for out-of-order timestamps; the setting was removed in Linux 4.12 for that reason",
-		Source: "Linux ip-sysctl.txt; the removal commit in 4.12 (4396e46187ca); seed 003",
+		Source: "Linux ip-sysctl.txt; the removal commit in 4.12 (4396e46187ca); the PHP + MySQL TIME_WAIT write-up",
 	}}
 }

@@ -4,7 +4,7 @@ import "fmt"
 
 // linux-tw-reuse: tcp_tw_reuse=1 lets connect() take over a TIME_WAIT
 // port when TCP timestamps show it is safe. It masks a port shortage and
-// does not remove it: with the range cut to 1000 ports seed 003's ab run
+// does not remove it: with the range cut to 1000 ports the TIME_WAIT write-up's ab run
 // still failed 71193 of 100000 requests. Information only: the fix is
 // fewer connections (persistent ones) and a wide enough range.
 var linuxTWReuse = ruleFunc{"linux-tw-reuse", LayerLinux, checkLinuxTWReuse}
@@ -29,7 +29,7 @@ func checkLinuxTWReuse(c *Context) []Finding {
 		Evidence: []Evidence{ev("net.ipv4.tcp_tw_reuse", "1", "", sysctlSource("net.ipv4.tcp_tw_reuse")),
 			ev("outgoing TIME_WAIT sockets", fmt.Sprint(out), "sockets", srcTCP)},
 		Effect: "nothing to change here: connect() reuses TIME_WAIT ports, but every request still opens and closes a connection; keep connections open (persistent connections, a pool, a unix socket on the same host) and size the port range (linux-port-range)",
-		Source: "seed 003 (ab with 1000 ports and tcp_tw_reuse=1: 71193 of 100000 failed); Linux ip-sysctl.txt (tcp_tw_reuse)",
+		Source: "the PHP + MySQL TIME_WAIT write-up (ab with 1000 ports and tcp_tw_reuse=1: 71193 of 100000 failed); Linux ip-sysctl.txt (tcp_tw_reuse)",
 	}
 	if ts, ok := c.SysctlInt("net.ipv4.tcp_timestamps"); ok {
 		f.Evidence = append(f.Evidence, ev("net.ipv4.tcp_timestamps", fmt.Sprint(ts), "", sysctlSource("net.ipv4.tcp_timestamps")))

@@ -10,7 +10,7 @@ import (
 // counting its own reserved descriptors) and counts them in
 // rejected_connections, or stops listening for a while
 // (listen_disabled_num). Size -c to web servers × workers × cache clients
-// per worker (seed 004; stacktune plan cache-connections).
+// per worker (the smartphone game backend; stacktune plan cache-connections).
 var memcachedConnections = ruleFunc{"memcached-connections", LayerMemcached, checkMemcachedConnections}
 
 func checkMemcachedConnections(c *Context) []Finding {
@@ -33,7 +33,7 @@ func checkMemcachedConnections(c *Context) []Finding {
 		Change: &changeset.Change{Kind: changeset.Memcached, Target: "memcached", Name: "-c", From: fmt.Sprint(m.MaxConns), To: fmt.Sprint(value), Direction: Increase},
 		Effect: "clients are not refused at the peak; size -c to web servers × workers × cache connections per worker + 32 (stacktune plan cache-connections)",
 		Risk:   changeset.Risk{Restart: true, Note: "memcached needs a file descriptor per connection: its LimitNOFILE must be above -c"},
-		Source: "seed 004 (memcached -c 65535; size -c for web servers × workers); memcached.c (reserved_fds); stacktune plan cache-connections",
+		Source: "the smartphone game backend's write-up (memcached -c 65535; size -c for web servers × workers); memcached.c (reserved_fds); stacktune plan cache-connections",
 	}
 	if rejected.n > 0 || disabled.n > 0 {
 		f.Severity = Critical

@@ -7,7 +7,7 @@ import (
 )
 
 // memcached-evictions: memcached evicts live items when its memory (-m)
-// is full; each eviction is a later miss (seed 004 ran -m 1024).
+// is full; each eviction is a later miss (the smartphone game backend ran -m 1024).
 var memcachedEvictions = ruleFunc{"memcached-evictions", LayerMemcached, checkMemcachedEvictions}
 
 // evictMinRate is the evictions per second worth a change.
@@ -35,7 +35,7 @@ func checkMemcachedEvictions(c *Context) []Finding {
 		Change: &changeset.Change{Kind: changeset.Memcached, Target: "memcached", Name: "-m", From: fmt.Sprint(cur), To: fmt.Sprint(value), Direction: Increase},
 		Effect: "items live until their TTL instead of being pushed out, so later gets hit",
 		Risk:   changeset.Risk{Memory: fmt.Sprintf("+%s of RAM on the memcached host", fmtBytes((value-cur)*mib)), Restart: true, Note: "a restart empties the cache: do it off-peak"},
-		Source: "seed 004 (memcached -m 1024); memcached protocol.txt (evictions)",
+		Source: "the smartphone game backend's write-up (memcached -m 1024); memcached protocol.txt (evictions)",
 	}
 	if ram := c.RAM(); ram > 0 && (localAddr(m.Addr) || m.Unix) && value*mib > ram/4 {
 		f.Risk.Note += fmt.Sprintf("; %s is over a quarter of this host's RAM: check the memory budget of the other services", fmtBytes(value*mib))

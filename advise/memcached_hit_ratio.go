@@ -3,7 +3,7 @@ package advise
 import "fmt"
 
 // memcached-hit-ratio: a cache that misses often costs a round trip and
-// then the database's work anyway (seed 004: decide from the hit pattern;
+// then the database's work anyway (the smartphone game backend: decide from the hit pattern;
 // caching is wrong when it costs more round trips than the database).
 var memcachedHitRatio = ruleFunc{"memcached-hit-ratio", LayerMemcached, checkMemcachedHitRatio}
 
@@ -39,7 +39,7 @@ func checkMemcachedHitRatio(c *Context) []Finding {
 		Severity: Info,
 		Evidence: []Evidence{ev("get_hits", num(hits.n), "gets", hits.src), ev("get_misses", num(misses.n), "gets", misses.src),
 			ev("hit ratio", pct(h), "", "get_hits / (get_hits + get_misses)")},
-		Source: "seed 004 (decide from the hit pattern; TTL ≤ 1 h; add for immutable data)",
+		Source: "the smartphone game backend's write-up (decide from the hit pattern; TTL ≤ 1 h; add for immutable data)",
 	}
 	if h < cacheHitWarn {
 		f.Severity = Warning

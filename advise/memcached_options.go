@@ -7,12 +7,12 @@ import (
 	"github.com/stacktune/stacktune/changeset"
 )
 
-// The memcached options seed 004 ran with (memcached -m 1024 -c 65535
+// The memcached options the smartphone game backend ran with (memcached -m 1024 -c 65535
 // -b 2048 -U 0 -C -s ...) and its finding on TTLs, each a rule on what
 // the server reports:
 //
 //   - memcached-ttl: items that never expire (lru_crawler metadump):
-//     permanent entries made seed 004's latency grow from 5-20 ms to
+//     permanent entries made the smartphone game backend's latency grow from 5-20 ms to
 //     200-400 ms over hours; a TTL of at most an hour kept it at 40-50 ms.
 //   - memcached-udp: UDP on (-U other than 0): no client of a web stack
 //     uses it, and it answers spoofed requests (amplification).
@@ -36,7 +36,7 @@ const (
 	// casMinCommands are the gets and sets over the interval that show
 	// the cache in use.
 	casMinCommands = 1000
-	// memcachedBacklog2 is seed 004's -b.
+	// memcachedBacklog2 is the smartphone game backend's -b.
 	memcachedBacklog2 = 2048
 )
 
@@ -62,9 +62,9 @@ func checkMemcachedTTL(c *Context) []Finding {
 			ev("items expiring more than an hour ahead", fmt.Sprint(t.OverHour), "", src)},
 		Change: &changeset.Change{Kind: changeset.App, Target: "application cache writes", Name: "TTL", From: "0 (never expires)",
 			To: "at most 3600 s (set key flags 3600 ...; add for immutable data, set after a miss)", Direction: Set},
-		Effect: "items stop piling up until memcached's LRU has to evict live ones, and stale entries expire: seed 004's latency fell back from 200-400 ms to 40-50 ms with TTLs of at most an hour",
+		Effect: "items stop piling up until memcached's LRU has to evict live ones, and stale entries expire: the smartphone game backend's latency fell back from 200-400 ms to 40-50 ms with TTLs of at most an hour",
 		Risk:   changeset.Risk{Note: "a change to the application's code; items already written without a TTL stay until evicted or flushed"},
-		Source: "seed 004 (permanent cache entries degraded latency over hours; TTL ≤ 1 h)",
+		Source: "the smartphone game backend's write-up (permanent cache entries degraded latency over hours; TTL ≤ 1 h)",
 	}
 	if ev1 := c.mcCounter("evictions"); ev1.n > 0 {
 		f.Evidence = append(f.Evidence, ev("evictions", num(ev1.n), "items", ev1.src))
@@ -85,7 +85,7 @@ func checkMemcachedUDP(c *Context) []Finding {
 		Change:   &changeset.Change{Kind: changeset.Memcached, Target: "memcached", Name: "-U", From: fmt.Sprint(m.UDPPort), To: "0", Direction: Set},
 		Effect:   "no UDP listener: web stacks' clients use TCP or a unix socket, and a UDP memcached reachable from outside amplifies spoofed requests",
 		Risk:     changeset.Risk{Restart: true, Note: "a client configured for UDP (rare) loses the server"},
-		Source:   "seed 004 (memcached -U 0); memcached 1.5.6 release notes (UDP off by default)",
+		Source:   "the smartphone game backend's write-up (memcached -U 0); memcached 1.5.6 release notes (UDP off by default)",
 	}}
 }
 
@@ -128,7 +128,7 @@ func checkMemcachedBacklog(c *Context) []Finding {
 		Change: &changeset.Change{Kind: changeset.Memcached, Target: "memcached", Name: "-b", From: fmt.Sprint(m.TCPBacklog), To: fmt.Sprint(value), Direction: Increase},
 		Effect: "a burst of new connections waits in the queue instead of being dropped (a client's connect then stalls for a SYN retransmission, a second or more); keeping connections open (connection-churn) removes the bursts",
 		Risk:   changeset.Risk{Restart: true},
-		Source: "seed 004 (memcached -b 2048 with net.core.somaxconn raised); listen(2) (the backlog is capped at somaxconn)",
+		Source: "the smartphone game backend's write-up (memcached -b 2048 with net.core.somaxconn raised); listen(2) (the backlog is capped at somaxconn)",
 	}
 	if somax > 0 && somax < value {
 		f.Also = []changeset.Change{*c.SysctlChange("net.core.somaxconn", fmt.Sprint(value), Increase)}
@@ -160,6 +160,6 @@ func checkMemcachedCAS(c *Context) []Finding {
 		Change: &changeset.Change{Kind: changeset.Memcached, Target: "memcached", Name: "-C", From: "", To: "", Direction: Set},
 		Effect: fmt.Sprintf("8 bytes less per item (%s for the items now), more items in the same -m", fmtBytes(8*m.CurrItems)),
 		Risk:   changeset.Risk{Restart: true, Note: "a client that uses gets/cas (optimistic locking) stops working: check none does (the interval may not have seen it)"},
-		Source: "seed 004 (memcached -C); memcached's protocol.txt (cas)",
+		Source: "the smartphone game backend's write-up (memcached -C); memcached's protocol.txt (cas)",
 	}}
 }

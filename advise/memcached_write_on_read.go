@@ -10,7 +10,7 @@ import (
 // memcached-write-on-read: a client that writes a value back after every
 // read, hit or miss, doubles the round trips and keeps every item alive
 // forever; one that fetches a page's keys one get at a time pays a round
-// trip per key (seed 004: set only what is read many times, TTL ≤ 1 h,
+// trip per key (the smartphone game backend: set only what is read many times, TTL ≤ 1 h,
 // multi-gets).
 var memcachedWriteOnRead = ruleFunc{"memcached-write-on-read", LayerMemcached, checkMemcachedWriteOnRead}
 
@@ -55,6 +55,6 @@ func checkMemcachedWriteOnRead(c *Context) []Finding {
 			To:   "one multi-get (get k1 k2 ...) per page, set (or add) only on a miss, with a TTL of at most an hour", Direction: Set},
 		Effect: "a hit costs one round trip instead of two, a page's keys come in one round trip instead of one per key, and items expire instead of living forever",
 		Risk:   changeset.Risk{Note: "a change to the application's code: values cached without a TTL before the change stay until evicted or flushed"},
-		Source: "seed 004 (cache what is read many times, TTL ≤ 1 h, get_multi)",
+		Source: "the smartphone game backend's write-up (cache what is read many times, TTL ≤ 1 h, get_multi)",
 	}}
 }

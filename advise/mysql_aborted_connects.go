@@ -7,7 +7,7 @@ import (
 
 // mysql-aborted-connects: Aborted_connects counts connection attempts that
 // failed (wrong password or database, no privilege, a handshake that timed
-// out, a full server). Seed 004 answered it with thread_cache_size and
+// out, a full server). The smartphone game backend answered it with thread_cache_size and
 // wait_timeout, which do not prevent any of those: the rule says which
 // cause the counters show instead. wait_timeout ends idle sessions (they
 // count in Aborted_clients, not here).
@@ -39,7 +39,7 @@ func checkMySQLAbortedConnects(c *Context) []Finding {
 		Title:    fmt.Sprintf("%s connection attempts failed over the interval (%s/s)", num(d), num(r)),
 		Severity: Info,
 		Evidence: []Evidence{c.deltaEv("Aborted_connects")},
-		Source:   "seed 004 (corrected: it raised thread_cache_size and lowered wait_timeout, which prevent none of these); MySQL manual 'Communication Errors and Aborted Connections'",
+		Source:   "the smartphone game backend's write-up (corrected: it raised thread_cache_size and lowered wait_timeout, which prevent none of these); MySQL manual 'Communication Errors and Aborted Connections'",
 	}
 	if r >= 1 {
 		f.Severity = Warning

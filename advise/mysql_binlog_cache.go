@@ -9,7 +9,7 @@ import (
 // mysql-binlog-cache: a transaction's binary log events are buffered in
 // binlog_cache_size per session, and in a temporary file past it;
 // Binlog_cache_disk_use growing over the interval means transactions spill
-// (seed 004 raised it from 32 KB to 96 KB). The same for the statement
+// (the smartphone game backend raised it from 32 KB to 96 KB). The same for the statement
 // cache (binlog_stmt_cache_size, Binlog_stmt_cache_disk_use).
 var mysqlBinlogCache = ruleFunc{"mysql-binlog-cache", LayerMySQL, checkMySQLBinlogCache}
 
@@ -56,7 +56,7 @@ func checkMySQLBinlogCache(c *Context) []Finding {
 		Also:     changes[1:],
 		Effect:   "transactions' binlog events stay in memory until commit instead of going through a temporary file",
 		Risk:     changeset.Risk{Memory: "per session that writes, for the transaction's duration", Restart: c.Restart(changes[0].Name)},
-		Source:   "seed 004 (Binlog_cache_disk_use rising: binlog_cache_size 32 KB → 96 KB); MySQL manual (binlog_cache_size)",
+		Source:   "the smartphone game backend's write-up (Binlog_cache_disk_use rising: binlog_cache_size 32 KB → 96 KB); MySQL manual (binlog_cache_size)",
 	}
 	return []Finding{f}
 }

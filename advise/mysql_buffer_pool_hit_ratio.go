@@ -64,11 +64,11 @@ func checkMySQLBufferPoolHitRatio(c *Context) []Finding {
 		if !load && !dump {
 			f.Also = append(f.Also, *c.MySQLChange("innodb_buffer_pool_dump_at_shutdown", "ON", Set))
 		}
-		f.Effect += "; saving the pool's page list at shutdown and loading it at start warms it before traffic (seed 001 lost 3000-4000 of ~25000 points to a cold start; seed 002 warmed with count(*) per table)"
+		f.Effect += "; saving the pool's page list at shutdown and loading it at start warms it before traffic (the ISUCON5 runner-up lost 3000-4000 of ~25000 points to a cold start; the 2015 tpcc-mysql contest entry warmed with count(*) per table)"
 		f.Risk.Restart = true
 		f.Risk.Note = "the load runs in the background after start; Innodb_buffer_pool_load_status shows its progress"
 	} else {
-		f.Effect += "; the pool is dumped and loaded across restarts already, so these are new pages: warm it after start (seed 002: count(*) per table) or let it warm"
+		f.Effect += "; the pool is dumped and loaded across restarts already, so these are new pages: warm it after start (the 2015 tpcc-mysql contest entry: count(*) per table) or let it warm"
 	}
 	return []Finding{f}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // mysql-buffer-pool-instances: MySQL splits a large buffer pool into
-// instances to spread mutex contention (seed 004: 10-16). MariaDB 10.6
+// instances to spread mutex contention (the smartphone game backend: 10-16). MariaDB 10.6
 // and later have one instance and no such variable, so the rule never
 // speaks there.
 var mysqlBufferPoolInstances = ruleFunc{"mysql-buffer-pool-instances", LayerMySQL, checkMySQLBufferPoolInstances}
@@ -38,7 +38,7 @@ func checkMySQLBufferPoolInstances(c *Context) []Finding {
 		Change:   c.MySQLChange("innodb_buffer_pool_instances", fmt.Sprint(want), Increase),
 		Effect:   "less contention on the buffer pool's mutexes under concurrent load; each instance should be at least 1 GiB",
 		Risk:     changeset.Risk{Restart: true, Note: "innodb_buffer_pool_size is rounded to a multiple of innodb_buffer_pool_chunk_size × instances"},
-		Source:   "seed 004 (10-16 instances); MySQL manual 'Configuring Multiple Buffer Pool Instances'",
+		Source:   "the smartphone game backend's write-up (10-16 instances); MySQL manual 'Configuring Multiple Buffer Pool Instances'",
 	}
 	if n := c.Cores(); n > 0 {
 		f.Evidence = append(f.Evidence, ev("CPUs", fmt.Sprint(n), "cores", srcCPUs))

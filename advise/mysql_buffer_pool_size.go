@@ -7,7 +7,7 @@ import (
 
 // mysql-buffer-pool-size: the buffer pool should hold the InnoDB data and
 // indexes (with room to grow), and on a dedicated host most of the RAM,
-// always within the memory budget. It reads the running value (seed 004
+// always within the memory budget. It reads the running value (the smartphone game backend
 // found RDS at 6 GB of 30 GB though the parameter group said 3/4 of RAM:
 // check the server, not the file).
 var mysqlBufferPoolSize = ruleFunc{"mysql-buffer-pool-size", LayerMySQL, checkMySQLBufferPoolSize}
@@ -18,7 +18,7 @@ const (
 	// hold the data and indexes × dataGrowth.
 	dataGrowth = 1.25
 	// dedicatedShare is the share of RAM a dedicated host gives the pool:
-	// MySQL's innodb_dedicated_server takes 75% above 4 GiB, seed 000
+	// MySQL's innodb_dedicated_server takes 75% above 4 GiB, the ISUCON5 qualifier write-up
 	// ~80%.
 	dedicatedShare = 0.75
 )
@@ -78,7 +78,7 @@ func checkMySQLBufferPoolSize(c *Context) []Finding {
 	}
 	f := Finding{
 		ID: "mysql-buffer-pool-size", Severity: Warning,
-		Source: "seed 000 (~80% of RAM on a dedicated host), seed 004 (running value, not the file); MySQL manual 'Configuring InnoDB Buffer Pool Size'",
+		Source: "the ISUCON5 qualifier write-up (~80% of RAM on a dedicated host), the smartphone game backend's write-up (running value, not the file); MySQL manual 'Configuring InnoDB Buffer Pool Size'",
 	}
 	f.Evidence = append(f.Evidence,
 		c.varEv("innodb_buffer_pool_size", "bytes"),

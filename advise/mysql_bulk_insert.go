@@ -10,7 +10,7 @@ import (
 
 // mysql-bulk-insert: an application that inserts rows one statement at a
 // time (a loop over a request's items) pays a round trip, a parse and,
-// with autocommit, a commit per row; seed 004 made them one multi-row
+// with autocommit, a commit per row; the smartphone game backend made them one multi-row
 // INSERT with the rows sorted in the table's key order, so that two
 // requests inserting into the same table take their locks in the same
 // order and do not deadlock. From the digest of the interval (--queries):
@@ -47,7 +47,7 @@ func checkMySQLBulkInsert(c *Context) []Finding {
 			Severity: Info,
 			Evidence: []Evidence{ev("statement", cl.Fingerprint, "", src), ev("calls", fmt.Sprint(cl.Count), "", src),
 				ev("time", num(cl.TimeTotal), "s", src), ev("sample", cutEvidence(cl.Sample), "", src+", the slowest call")},
-			Source: "seed 004 (single-row INSERTs made one multi-row INSERT, rows in index order to avoid deadlocks)",
+			Source: "the smartphone game backend's write-up (single-row INSERTs made one multi-row INSERT, rows in index order to avoid deadlocks)",
 		}
 		perReq, rate := 0.0, 0.0
 		if h := c.HTTPLog; h != nil && h.Requests > 0 && h.Window == q.Window {

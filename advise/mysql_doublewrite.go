@@ -10,7 +10,7 @@ import (
 // mysql-doublewrite: InnoDB writes each page twice (doublewrite buffer,
 // then in place) so a page torn by a crash mid-write can be repaired.
 // Turning it off halves page writes but is safe only where the storage
-// writes a page atomically (seed 002's ioDrive; ZFS). Seed 002's contest
+// writes a page atomically (the 2015 tpcc-mysql contest's ioDrive; ZFS). The 2015 tpcc-mysql contest
 // fixed innodb_doublewrite=1.
 var mysqlDoublewrite = ruleFunc{"mysql-doublewrite", LayerMySQL, checkMySQLDoublewrite}
 
@@ -31,7 +31,7 @@ func checkMySQLDoublewrite(c *Context) []Finding {
 		ID:       "mysql-doublewrite",
 		Layer:    LayerMySQL,
 		Evidence: []Evidence{c.varEv(name, "")},
-		Source:   "seed 002 (doublewrite fixed at 1 by the contest; atomic writes on ioDrive); MySQL manual 'Doublewrite Buffer'",
+		Source:   "the 2015 tpcc-mysql contest write-up (doublewrite fixed at 1 by the contest; atomic writes on ioDrive); MySQL manual 'Doublewrite Buffer'",
 	}
 	on := mysqlvar.Equal(v, "ON") || strings.EqualFold(v, "DETECT_AND_RECOVER")
 	if !on {

@@ -4,8 +4,8 @@ import "fmt"
 
 // mysql-flush-log-at-trx-commit: with 1 InnoDB writes and flushes the
 // redo log at every commit; 2 writes at commit and flushes about once a
-// second; 0 does both about once a second. Seeds 000, 002 and 004 used 2
-// or 0; seed 002's contest forbade it. The cost is stated either way.
+// second; 0 does both about once a second. The ISUCON5 qualifier write-up, the 2015 tpcc-mysql contest entry and the smartphone game backend used 2
+// or 0; the 2015 tpcc-mysql contest forbade it. The cost is stated either way.
 var mysqlFlushLogAtTrxCommit = ruleFunc{"mysql-flush-log-at-trx-commit", LayerMySQL, checkMySQLFlushLogAtTrxCommit}
 
 const (
@@ -23,7 +23,7 @@ func checkMySQLFlushLogAtTrxCommit(c *Context) []Finding {
 	f := Finding{
 		ID:     "mysql-flush-log-at-trx-commit",
 		Layer:  LayerMySQL,
-		Source: "seeds 000, 002, 004 (2 or 0 for speed; 002's contest fixed it at 1); MySQL manual (innodb_flush_log_at_trx_commit)",
+		Source: "the ISUCON5 qualifier write-up, the 2015 tpcc-mysql contest write-up and the smartphone game backend's write-up (2 or 0 for speed; the contest fixed it at 1); MySQL manual (innodb_flush_log_at_trx_commit)",
 	}
 	f.Evidence = append(f.Evidence, c.varEv(name, ""))
 	switch v {

@@ -7,7 +7,7 @@ import (
 
 // mysql-flush-method: without O_DIRECT InnoDB's data pages are cached
 // twice, in the buffer pool and in the OS page cache, and the page cache
-// competes with the pool for RAM (seeds 002 and 004 set O_DIRECT). MariaDB
+// competes with the pool for RAM (the 2015 tpcc-mysql contest entry and the smartphone game backend set O_DIRECT). MariaDB
 // 11.0 deprecated innodb_flush_method for innodb_data_file_buffering
 // (dynamic), so the rule proposes that variable where it exists.
 var mysqlFlushMethod = ruleFunc{"mysql-flush-method", LayerMySQL, checkMySQLFlushMethod}
@@ -29,7 +29,7 @@ func checkMySQLFlushMethod(c *Context) []Finding {
 	f := Finding{
 		ID:       "mysql-flush-method",
 		Severity: Info,
-		Source:   "seeds 002 and 004 (innodb_flush_method=O_DIRECT); MySQL manual 'Optimizing InnoDB Disk I/O'; MariaDB KB 'InnoDB Flush Method'",
+		Source:   "the 2015 tpcc-mysql contest write-up and the smartphone game backend's write-up (innodb_flush_method=O_DIRECT); MySQL manual 'Optimizing InnoDB Disk I/O'; MariaDB KB 'InnoDB Flush Method'",
 		Effect:   "data pages are cached once, in the buffer pool, and the RAM the OS page cache used for them is left to the pool and the other services",
 	}
 	f.Evidence = append(f.Evidence, c.varEv("innodb_buffer_pool_size", "bytes"))

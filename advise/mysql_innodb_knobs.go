@@ -7,18 +7,18 @@ import (
 	"github.com/stacktune/stacktune/changeset"
 )
 
-// InnoDB settings the seeds raised, each on the evidence that makes it
+// InnoDB settings the field write-ups raised, each on the evidence that makes it
 // matter over the interval:
 //
 //   - mysql-max-dirty-pages: innodb_max_dirty_pages_pct below 90 on a
-//     write-heavy server flushes pages early and often (seeds 000, 002 and
+//     write-heavy server flushes pages early and often (the ISUCON5 qualifier write-up and the 2015 tpcc-mysql contest entry and
 //     004 ran 90-95).
 //   - mysql-lru-scan-depth: queries waited for a free page
 //     (Innodb_buffer_pool_wait_free): the page cleaner frees too few per
-//     pass (seed 002).
+//     pass (the 2015 tpcc-mysql contest entry).
 //   - mysql-autoinc-lock-mode: concurrent INSERTs serialise on the table's
 //     AUTO-INC lock in modes 0 and 1; mode 2 (interleaved) is safe with
-//     row-based binary logging or none (seed 002; MySQL 8's default).
+//     row-based binary logging or none (the 2015 tpcc-mysql contest entry; MySQL 8's default).
 var (
 	mysqlMaxDirtyPages   = ruleFunc{"mysql-max-dirty-pages", LayerMySQL, checkMySQLMaxDirtyPages}
 	mysqlLRUScanDepth    = ruleFunc{"mysql-lru-scan-depth", LayerMySQL, checkMySQLLRUScanDepth}
@@ -51,7 +51,7 @@ func checkMySQLMaxDirtyPages(c *Context) []Finding {
 		Change:   c.MySQLChange("innodb_max_dirty_pages_pct", "90", Increase),
 		Effect:   "pages written several times in a row are flushed once: fewer writes for the same work (MySQL 8.0 and MariaDB 10.5+ default to 90)",
 		Risk:     changeset.Risk{Restart: c.Restart("innodb_max_dirty_pages_pct"), Note: "more dirty pages means a longer recovery after a crash and a longer shutdown; nothing committed is lost"},
-		Source:   "seeds 000, 002 and 004 (innodb_max_dirty_pages_pct 90-95); MySQL manual 'Configuring Buffer Pool Flushing'",
+		Source:   "the ISUCON5 qualifier write-up, the 2015 tpcc-mysql contest write-up and the smartphone game backend's write-up (innodb_max_dirty_pages_pct 90-95); MySQL manual 'Configuring Buffer Pool Flushing'",
 	}}
 }
 
@@ -73,7 +73,7 @@ func checkMySQLLRUScanDepth(c *Context) []Finding {
 		Change:   c.MySQLChange("innodb_lru_scan_depth", fmt.Sprint(value), Increase),
 		Effect:   "the page cleaner keeps more free pages ready per pass, so a read does not wait for a dirty page to be written first",
 		Risk:     changeset.Risk{Restart: c.Restart("innodb_lru_scan_depth"), Note: "more background writes: the storage must take them (innodb_io_capacity); a buffer pool too small for the data waits anyway (mysql-buffer-pool-size)"},
-		Source:   "seed 002 (innodb_lru_scan_depth); MySQL manual (Innodb_buffer_pool_wait_free: raise innodb_lru_scan_depth)",
+		Source:   "the 2015 tpcc-mysql contest write-up (innodb_lru_scan_depth); MySQL manual (Innodb_buffer_pool_wait_free: raise innodb_lru_scan_depth)",
 	}
 	return []Finding{f}
 }
@@ -95,7 +95,7 @@ func checkMySQLAutoincLockMode(c *Context) []Finding {
 		Change:   c.MySQLChange("innodb_autoinc_lock_mode", "2", Set),
 		Effect:   "concurrent INSERTs into one table stop waiting on its AUTO-INC lock: mode 2 hands out values without it (MySQL 8's default)",
 		Risk:     changeset.Risk{Restart: true, Note: "the values of one multi-row INSERT may interleave with another's: ids stay unique and increasing but not consecutive per statement"},
-		Source:   "seed 002 (innodb_autoinc_lock_mode=2); MySQL manual 'AUTO_INCREMENT Handling in InnoDB'",
+		Source:   "the 2015 tpcc-mysql contest write-up (innodb_autoinc_lock_mode=2); MySQL manual 'AUTO_INCREMENT Handling in InnoDB'",
 	}
 	if binlogStatement(c) {
 		f.Evidence = append(f.Evidence, c.varEv("log_bin", ""), c.varEv("binlog_format", ""))

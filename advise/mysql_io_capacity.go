@@ -8,7 +8,7 @@ import (
 
 // mysql-io-capacity: innodb_io_capacity tells InnoDB how many IOPS its
 // background flushing may use; left at 200 on SSD or provisioned IOPS
-// (seed 004 on RDS) flushing falls behind and queries wait for free pages
+// (the smartphone game backend on RDS) flushing falls behind and queries wait for free pages
 // (Innodb_buffer_pool_wait_free) or dirty pages pile up to
 // innodb_max_dirty_pages_pct.
 var mysqlIOCapacity = ruleFunc{"mysql-io-capacity", LayerMySQL, checkMySQLIOCapacity}
@@ -56,7 +56,7 @@ func checkMySQLIOCapacity(c *Context) []Finding {
 		Effect:   "InnoDB flushes dirty pages fast enough that queries no longer wait for a free page",
 		Risk: changeset.Risk{Restart: c.Restart("innodb_io_capacity"),
 			Note: "for SSDs or provisioned IOPS only: set it to about the IOPS the storage sustains for writes; on a spinning disk keep it near 200, and on SSD innodb_flush_neighbors=0 stops flushing adjacent pages for nothing"},
-		Source: "seed 004 (provisioned IOPS left at the defaults); MySQL manual 'Configuring InnoDB I/O Capacity'",
+		Source: "the smartphone game backend's write-up (provisioned IOPS left at the defaults); MySQL manual 'Configuring InnoDB I/O Capacity'",
 	}
 	if mx, ok := c.Int("innodb_io_capacity_max"); ok && mx < ioCapacityMaxSSD {
 		f.Also = append(f.Also, *c.MySQLChange("innodb_io_capacity_max", fmt.Sprint(ioCapacityMaxSSD), Increase))

@@ -9,7 +9,7 @@ import (
 
 // mysql-isolation: REPEATABLE-READ (InnoDB's default) locks the gaps
 // between rows a statement reads for writing, so concurrent writers wait
-// for each other and deadlock more than they must. Seed 004 ran
+// for each other and deadlock more than they must. The smartphone game backend ran
 // READ-COMMITTED. It is a trade-off, stated and never hidden: a
 // transaction then sees rows other transactions committed meanwhile, and
 // statement-based binary logging cannot replicate it (binlog_format goes
@@ -19,7 +19,7 @@ var mysqlIsolation = ruleFunc{"mysql-isolation", LayerMySQL, checkMySQLIsolation
 
 // mysql-binlog-format: a binary log in STATEMENT or MIXED format replays
 // statements whose result can differ on a replica, and rules out
-// READ-COMMITTED and interleaved auto-increment; seed 004 ran ROW.
+// READ-COMMITTED and interleaved auto-increment; the smartphone game backend ran ROW.
 var mysqlBinlogFormat = ruleFunc{"mysql-binlog-format", LayerMySQL, checkMySQLBinlogFormat}
 
 // lockWaitsPerSecond are the row lock waits per second that make the
@@ -49,10 +49,10 @@ func checkMySQLIsolation(c *Context) []Finding {
 		Severity: Info,
 		Evidence: []Evidence{c.varEv(name, "")},
 		Change:   c.MySQLChange(name, "READ-COMMITTED", Set),
-		Effect:   "no gap locks: writers that touch neighbouring rows stop waiting for each other, and fewer deadlocks (seed 004 ran READ-COMMITTED)",
+		Effect:   "no gap locks: writers that touch neighbouring rows stop waiting for each other, and fewer deadlocks (the smartphone game backend ran READ-COMMITTED)",
 		Risk: changeset.Risk{Restart: c.Restart(name),
 			Note: "a trade-off in what transactions see: under READ-COMMITTED a transaction reading a row twice can get another transaction's newer commit (non-repeatable reads, phantoms); code that reads then writes on that assumption must lock (SELECT ... FOR UPDATE). New sessions get it; pooled connections keep their level until they reconnect"},
-		Source: "seed 004 (transaction_isolation=READ-COMMITTED); MySQL manual 'Transaction Isolation Levels'",
+		Source: "the smartphone game backend's write-up (transaction_isolation=READ-COMMITTED); MySQL manual 'Transaction Isolation Levels'",
 	}
 	if _, ok := c.Delta("Innodb_row_lock_waits"); ok {
 		f.Evidence = append(f.Evidence, c.deltaEv("Innodb_row_lock_waits"))
@@ -81,6 +81,6 @@ func checkMySQLBinlogFormat(c *Context) []Finding {
 		Change:   c.MySQLChange("binlog_format", "ROW", Set),
 		Effect:   "replicas apply the rows that changed, not statements that can give another result there; READ-COMMITTED and innodb_autoinc_lock_mode=2 become safe",
 		Risk:     changeset.Risk{Restart: c.Restart("binlog_format"), Note: "a statement that changes many rows logs every row: a larger binary log; sessions open now keep their format until they reconnect"},
-		Source:   "seed 004 (binlog_format=ROW); MySQL manual 'Setting The Binary Log Format'",
+		Source:   "the smartphone game backend's write-up (binlog_format=ROW); MySQL manual 'Setting The Binary Log Format'",
 	}}
 }

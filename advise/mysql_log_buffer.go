@@ -8,7 +8,7 @@ import (
 
 // mysql-log-buffer: Innodb_log_waits counts commits that waited because
 // the log buffer was full; any over the interval means it is too small
-// for the transactions (seeds 002 and 004: innodb_log_buffer_size=64M).
+// for the transactions (the 2015 tpcc-mysql contest entry and the smartphone game backend: innodb_log_buffer_size=64M).
 // Waits since start with none over the interval (issue 17: 300 waits and
 // no finding) are still reported, as such: the large transactions ran
 // outside the interval.
@@ -44,7 +44,7 @@ func checkMySQLLogBuffer(c *Context) []Finding {
 		Change:   c.MySQLChange("innodb_log_buffer_size", fmt.Sprint(value), Increase),
 		Effect:   "large transactions fit in the log buffer and no longer wait for it to be written out",
 		Risk:     changeset.Risk{Memory: fmt.Sprintf("+%s of RAM (one global buffer)", fmtBytes(value-cur)), Restart: c.Restart("innodb_log_buffer_size")},
-		Source:   "seeds 002 and 004 (innodb_log_buffer_size=64M); MySQL manual (Innodb_log_waits)",
+		Source:   "the 2015 tpcc-mysql contest write-up and the smartphone game backend's write-up (innodb_log_buffer_size=64M); MySQL manual (Innodb_log_waits)",
 	}
 	if sinceStart {
 		uptime, _ := c.Gauge("Uptime")

@@ -11,7 +11,7 @@ import (
 // over the interval (Connection_errors_max_connections) or the peak since
 // start reached 90% of the limit; down when the peak stayed far below a
 // large limit and the per-session buffers × the limit weigh on the RAM.
-// Size it to the clients: servers × workers per server (seed 003: 100 ×
+// Size it to the clients: servers × workers per server (the PHP + MySQL TIME_WAIT write-up: 100 ×
 // 255 = 25500; stacktune plan).
 var mysqlMaxConnections = ruleFunc{"mysql-max-connections", LayerMySQL, checkMySQLMaxConnections}
 
@@ -42,7 +42,7 @@ func checkMySQLMaxConnections(c *Context) []Finding {
 	refused, _ := c.Delta("Connection_errors_max_connections")
 	f := Finding{
 		ID:     "mysql-max-connections",
-		Source: "seed 003 (max_connections = web servers × workers: 100 × 255 = 25500); MySQL manual (max_connections, Connection_errors_max_connections)",
+		Source: "the PHP + MySQL TIME_WAIT write-up (max_connections = web servers × workers: 100 × 255 = 25500); MySQL manual (max_connections, Connection_errors_max_connections)",
 	}
 	f.Evidence = append(f.Evidence, c.varEv("max_connections", "connections"),
 		ev("Max_used_connections", fmt.Sprint(peak), "connections", srcHighWater))

@@ -30,7 +30,7 @@ func checkMySQLMemoryBudget(c *Context) []Finding {
 		Title:    fmt.Sprintf("MySQL's worst case and the other services exceed the RAM by %s", fmtBytes(over)),
 		Severity: Critical,
 		Evidence: b.Evidence(),
-		Source:   "seed 004 (per-session buffers against max_connections and RAM); MySQL manual 'How MySQL Uses Memory'",
+		Source:   "the smartphone game backend's write-up (per-session buffers against max_connections and RAM); MySQL manual 'How MySQL Uses Memory'",
 	}
 	f.Evidence = append(f.Evidence, ev("total", fmt.Sprint(b.Total()), "bytes", b.Formula()))
 	unit := poolUnit(c)

@@ -12,7 +12,7 @@ import (
 // besides its logs. The rule compares open_files_limit with what the
 // server's settings need, derived as `stacktune plan` does
 // (capacity.MySQLOpenFiles: max(5000 - 151, 10 + 2 × table_open_cache) +
-// max_connections; seed 003: 4849 + 25500 = 30349), and with the files
+// max_connections; the PHP + MySQL TIME_WAIT write-up: 4849 + 25500 = 30349), and with the files
 // open now. mysqld also asks the kernel for up to 5 × max_connections,
 // but that is a request it scales down, not a need: the rule does not
 // demand it (127,500 for 25,500 connections would be wrong).
@@ -81,7 +81,7 @@ func checkMySQLOpenFilesLimit(c *Context) []Finding {
 		Change: c.MySQLChange("open_files_limit", fmt.Sprint(value), Increase),
 		Risk: changeset.Risk{Restart: true,
 			Note: "mysqld cannot open more files than its process limit: raise LimitNOFILE in its systemd unit to at least this (linux-mysqld-nofile); ulimit in a shell does not reach a service"},
-		Source: "seed 003 ((5000 - 151) + 25500 = 30349; LimitNOFILE via systemctl edit); MySQL manual (open_files_limit); stacktune plan open-files-limit (the same derivation)",
+		Source: "the PHP + MySQL TIME_WAIT write-up ((5000 - 151) + 25500 = 30349; LimitNOFILE via systemctl edit); MySQL manual (open_files_limit); stacktune plan open-files-limit (the same derivation)",
 	}
 	if hasOpen {
 		f.Evidence = append(f.Evidence, ev("Open_files", num(open), "files", srcGauge))

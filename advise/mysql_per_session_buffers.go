@@ -8,7 +8,7 @@ import (
 
 // mysql-per-session-buffers: sort, join and read buffers are allocated
 // per session; above their defaults × max_connections they can take more
-// than the RAM left to MySQL (seed 004). The rule sets those above the
+// than the RAM left to MySQL (the smartphone game backend). The rule sets those above the
 // default back to it.
 var mysqlPerSessionBuffers = ruleFunc{"mysql-per-session-buffers", LayerMySQL, checkMySQLPerSessionBuffers}
 
@@ -72,7 +72,7 @@ func checkMySQLPerSessionBuffers(c *Context) []Finding {
 		Title: fmt.Sprintf("Per-session buffers × max_connections can take %s, %s of the RAM left to MySQL",
 			fmtBytes(b.Sessions()), pct(float64(b.Sessions())/float64(left))),
 		Severity: Warning,
-		Source:   "seed 004 (sort/join/read buffers are per session: size them against max_connections and RAM); MySQL manual 'How MySQL Uses Memory'",
+		Source:   "the smartphone game backend's write-up (sort/join/read buffers are per session: size them against max_connections and RAM); MySQL manual 'How MySQL Uses Memory'",
 	}
 	if b.Total() > b.RAM {
 		f.Severity = Critical

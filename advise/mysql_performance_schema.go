@@ -15,7 +15,7 @@ func checkMySQLPerformanceSchema(c *Context) []Finding {
 	f := Finding{
 		ID:       "mysql-performance-schema",
 		Severity: Info,
-		Source:   "seed 000 (slow-log digests ranked by total time); MySQL manual 'Performance Schema Statement Digests'",
+		Source:   "the ISUCON5 qualifier write-up (slow-log digests ranked by total time); MySQL manual 'Performance Schema Statement Digests'",
 	}
 	if !ps.Enabled {
 		f.Title = "performance_schema is off: no statement digests"

@@ -11,7 +11,7 @@ import (
 // one mutex and invalidates a table's entries on every write to it; it
 // was removed from MySQL 8.0 and is off by default in MariaDB since 10.1.7.
 // The rule speaks only where the variables exist (MySQL 5.7, MariaDB) and
-// the cache is on: disable it (a decrease). Seed 002 found
+// the cache is on: disable it (a decrease). The 2015 tpcc-mysql contest entry found
 // query_cache_size=0 made no difference in its write-heavy contest:
 // with the cache already off there is nothing to gain.
 var mysqlQueryCache = ruleFunc{"mysql-query-cache", LayerMySQL, checkMySQLQueryCache}
@@ -34,7 +34,7 @@ func checkMySQLQueryCache(c *Context) []Finding {
 		Also:     []changeset.Change{*c.MySQLChange("query_cache_size", "0", Decrease)},
 		Effect:   "reads and writes no longer queue on the query cache's global mutex, and writes no longer invalidate cached results; the memory is freed",
 		Risk:     changeset.Risk{Memory: fmt.Sprintf("-%s", fmtBytes(size)), Restart: c.Restart("query_cache_type")},
-		Source:   "MySQL 8.0 release notes (query cache removed); MariaDB KB 'Query Cache' (off by default since 10.1.7); seed 002 (query_cache_size=0)",
+		Source:   "MySQL 8.0 release notes (query cache removed); MariaDB KB 'Query Cache' (off by default since 10.1.7); the 2015 tpcc-mysql contest write-up (query_cache_size=0)",
 	}
 	for _, s := range []string{"Qcache_hits", "Qcache_inserts", "Qcache_lowmem_prunes", "Com_select"} {
 		if _, ok := c.Delta(s); ok {

@@ -10,7 +10,7 @@ import (
 
 // mysql-redo-log-capacity: the redo log should hold about an hour of
 // writes at the measured rate, so checkpoints do not force flushing
-// (seeds 002 and 004 ran 4 GB logs). The variable depends on the version:
+// (the 2015 tpcc-mysql contest entry and the smartphone game backend ran 4 GB logs). The variable depends on the version:
 // innodb_redo_log_capacity on MySQL 8.0.30 and later,
 // innodb_log_file_size elsewhere (times innodb_log_files_in_group where it
 // exists: MySQL before 8.0.30, MariaDB before 10.6).
@@ -88,7 +88,7 @@ func checkMySQLRedoLogCapacity(c *Context) []Finding {
 			Restart: c.Restart(name),
 			Note:    fmt.Sprintf("uses %s of disk next to the data; crash recovery may have to read all of it (longer recovery)", fmtBytes(value*files)),
 		},
-		Source: "seeds 002 and 004 (innodb_log_file_size 4 GB); MySQL manual 'Redo Log' (innodb_redo_log_capacity since 8.0.30); MariaDB KB innodb_log_file_size",
+		Source: "the 2015 tpcc-mysql contest write-up and the smartphone game backend's write-up (innodb_log_file_size 4 GB); MySQL manual 'Redo Log' (innodb_redo_log_capacity since 8.0.30); MariaDB KB innodb_log_file_size",
 	}
 	if lasts < redoWarnSeconds {
 		f.Severity = Warning

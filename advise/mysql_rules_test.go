@@ -74,7 +74,7 @@ func TestMySQLBufferPoolSize(t *testing.T) {
 		}},
 		{name: "no RAM known (no linux layer): data size alone", setup: func(s *collect.Snapshot) { bigData(s); s.Linux = nil }, fires: true},
 		{name: "no variables: silent", setup: func(s *collect.Snapshot) { bigData(s); s.MySQL.Variables = map[string]string{} }, fires: false},
-		{name: "running value counts, not a file: 6 GiB of 30 GiB with 20 GiB of data (seed 004)", on: "MySQL 8.0", setup: func(s *collect.Snapshot) {
+		{name: "running value counts, not a file: 6 GiB of 30 GiB with 20 GiB of data (the smartphone game backend)", on: "MySQL 8.0", setup: func(s *collect.Snapshot) {
 			s.Linux.Memory.TotalBytes = 30 * gib
 			setVar(s, "innodb_buffer_pool_size", fmt.Sprint(6*gib))
 			s.MySQL.Data.InnoDBDataBytes = 20 * gib
@@ -315,7 +315,7 @@ func TestMySQLFlushLogAtTrxCommit(t *testing.T) {
 					t.Error("dynamic")
 				}
 			}},
-		{name: "fixed at 1 (seed 002): never changed, even when allowed", setup: commitHeavy,
+		{name: "fixed at 1 (the 2015 tpcc-mysql contest entry): never changed, even when allowed", setup: commitHeavy,
 			opt:   Options{AllowDurabilityLoss: true, Fixed: map[string]string{"innodb-flush-log-at-trx-commit": "1"}},
 			fires: true, check: func(t *testing.T, fs []Finding) {
 				wantNoChange(t, fs)
@@ -367,7 +367,7 @@ func TestMySQLDoublewrite(t *testing.T) {
 					t.Error("read-only")
 				}
 			}},
-		{name: "fixed innodb_doublewrite=1 (seed 002): never", setup: commitHeavy,
+		{name: "fixed innodb_doublewrite=1 (the 2015 tpcc-mysql contest entry): never", setup: commitHeavy,
 			opt: Options{AllowDurabilityLoss: true, Fixed: map[string]string{"innodb_doublewrite": "1"}}, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantNoChange(t, fs) }},
 		{name: "off: cost stated", setup: func(s *collect.Snapshot) { setVar(s, "innodb_doublewrite", "OFF") }, fires: true,
@@ -481,7 +481,7 @@ func TestMySQLThreadCache(t *testing.T) {
 func TestMySQLAbortedConnects(t *testing.T) {
 	runRuleCases(t, mysqlAbortedConnects, []ruleCase{
 		{name: "none: silent", fires: false},
-		{name: "access denied and handshakes: causes named, seed 004 corrected", setup: func(s *collect.Snapshot) {
+		{name: "access denied and handshakes: causes named, the smartphone game backend corrected", setup: func(s *collect.Snapshot) {
 			setDelta(s, "Aborted_connects", 50)
 			setDelta(s, "Access_denied_errors", 30)
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
@@ -517,7 +517,7 @@ func TestMySQLTableOpenCache(t *testing.T) {
 func TestMySQLTableOpenCacheInstances(t *testing.T) {
 	runRuleCases(t, mysqlTableOpenCacheInstances, []ruleCase{
 		{name: "MySQL default 16 on 8 cores, no overflows: silent", on: "MySQL 8.0", fires: false},
-		{name: "16 on 8 cores with overflows (seed 004): 8", on: "MySQL 8.0", setup: func(s *collect.Snapshot) { setDelta(s, "Table_open_cache_overflows", 40) },
+		{name: "16 on 8 cores with overflows (the smartphone game backend): 8", on: "MySQL 8.0", setup: func(s *collect.Snapshot) { setDelta(s, "Table_open_cache_overflows", 40) },
 			fires: true, check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "table_open_cache_instances", "8") }},
 		{name: "MariaDB 8 on 8 cores: silent", setup: func(s *collect.Snapshot) { setDelta(s, "Table_open_cache_overflows", 40) }, fires: false},
 	})
@@ -640,7 +640,7 @@ func TestMySQLBulkInsert(t *testing.T) {
 	}
 	runRuleCases(t, mysqlBulkInsert, []ruleCase{
 		{name: "no digest: silent", fires: false},
-		{name: "seed 004: 10 single-row inserts per request", setup: both(withQueries(false, single), requests(300)), fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "the smartphone game backend: 10 single-row inserts per request", setup: both(withQueries(false, single), requests(300)), fires: true, check: func(t *testing.T, fs []Finding) {
 			wantSeverity(t, fs, Warning)
 			wantText(t, fs[0].Title, "INSERT inserts into order_items one row at a time, 10 times per request")
 			wantText(t, fs[0].Change.To, "sorted by the table's primary (or unique) key")
@@ -678,15 +678,15 @@ func TestMySQLBinlogCache(t *testing.T) {
 	}
 	runRuleCases(t, mysqlBinlogCache, []ruleCase{
 		{name: "no binlog: silent", setup: spill, fires: false},
-		{name: "MySQL 8.0 spilling 5%: 32 KiB → 128 KiB (seed 004)", on: "MySQL 8.0", setup: spill, fires: true,
+		{name: "MySQL 8.0 spilling 5%: 32 KiB → 128 KiB (the smartphone game backend)", on: "MySQL 8.0", setup: spill, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "binlog_cache_size", fmt.Sprint(128*kib)) }},
 		{name: "MySQL 8.0 no spills: silent", on: "MySQL 8.0", fires: false},
 	})
 }
 
-// seed003Plan is seed 003's plan (100 servers × 255 workers) with a table
+// timeWaitPlan is the TIME_WAIT write-up's plan (100 servers × 255 workers) with a table
 // cache.
-func seed003Plan(tableOpenCache int) capacity.Options {
+func timeWaitPlan(tableOpenCache int) capacity.Options {
 	o := capacity.DefaultOptions()
 	o.Rate, o.Servers, o.Workers, o.ResponseTime, o.TableOpenCache = 90000, 100, 255, 10*time.Millisecond, tableOpenCache
 	return o
@@ -695,13 +695,13 @@ func seed003Plan(tableOpenCache int) capacity.Options {
 func TestMySQLOpenFilesLimit(t *testing.T) {
 	runRuleCases(t, mysqlOpenFilesLimit, []ruleCase{
 		{name: "enough: silent", fires: false},
-		{name: "seed 003: 25500 connections with a 5000 limit: 4849 + 25500 = 30349, as plan says", on: "MySQL 5.7", setup: func(s *collect.Snapshot) {
+		{name: "the PHP + MySQL TIME_WAIT write-up: 25500 connections with a 5000 limit: 4849 + 25500 = 30349, as plan says", on: "MySQL 5.7", setup: func(s *collect.Snapshot) {
 			setVar(s, "max_connections", "25500")
 			setVar(s, "open_files_limit", "5000")
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
 			// Not 5 × 25500 = 127,500: that is mysqld's request, not its need.
 			wantChange(t, fs, "open_files_limit", "30349")
-			plan, err := capacity.Compute(seed003Plan(2000))
+			plan, err := capacity.Compute(timeWaitPlan(2000))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -717,7 +717,7 @@ func TestMySQLOpenFilesLimit(t *testing.T) {
 			setVar(s, "open_files_limit", "5000")
 		}, fires: true, check: func(t *testing.T, fs []Finding) {
 			wantChange(t, fs, "open_files_limit", "33510")
-			plan, _ := capacity.Compute(seed003Plan(4000))
+			plan, _ := capacity.Compute(timeWaitPlan(4000))
 			if got := plan.Result(capacity.IDOpenFilesLimit).Value; got != 33510 {
 				t.Errorf("plan says %v", got)
 			}
@@ -898,14 +898,14 @@ func TestMySQLUnixSocket(t *testing.T) {
 	runRuleCases(t, mysqlUnixSocket, []ruleCase{
 		{name: "no TCP clients: silent", setup: local(0, 0), fires: false},
 		{name: "remote clients only: silent", setup: local(40, 0), fires: false},
-		{name: "this host's app over loopback TCP (seed 000): the socket", setup: local(12, 12), fires: true,
+		{name: "this host's app over loopback TCP (the ISUCON5 qualifier write-up): the socket", setup: local(12, 12), fires: true,
 			check: func(t *testing.T, fs []Finding) {
 				wantChange(t, fs, "address", "unix(/run/mysqld/mysqld.sock)")
 				wantText(t, fs[0].Title, "12 connections")
 			}},
 		{name: "local and remote clients: the local ones counted", setup: local(50, 8), fires: true,
 			check: func(t *testing.T, fs []Finding) { wantText(t, fs[0].Title, "8 connections") }},
-		// Seed 003 on one host: PHP connects per request and closes, so
+		// The PHP + MySQL TIME_WAIT write-up on one host: PHP connects per request and closes, so
 		// nothing stays ESTABLISHED at the moment of the snapshot, but
 		// 14,021 TIME_WAIT toward :3306 from this host, where MySQL
 		// listens.
@@ -930,7 +930,7 @@ func TestConnectionChurn(t *testing.T) {
 	runRuleCases(t, connectionChurn, []ruleCase{
 		{name: "a pool: 20 connections in 10 s, no TIME_WAIT: silent", fires: false},
 		{name: "2/s with 30 TIME_WAIT (monitoring, cron): silent", setup: func(s *collect.Snapshot) { s.Linux.TCP.TimeWait.ByRemotePort[3306] = 30 }, fires: false},
-		{name: "seed 003: 14,021 TIME_WAIT to :3306 (233/s), both sides counted", setup: func(s *collect.Snapshot) {
+		{name: "the PHP + MySQL TIME_WAIT write-up: 14,021 TIME_WAIT to :3306 (233/s), both sides counted", setup: func(s *collect.Snapshot) {
 			s.Linux.TCP.TimeWait.ByRemotePort[3306] = 14000
 			s.Linux.TCP.TimeWait.ByLocalPort[3306] = 21
 			setDelta(s, "Connections", 2330)

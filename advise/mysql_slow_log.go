@@ -7,7 +7,7 @@ import (
 )
 
 // mysql-slow-log: the slow log feeds stacktune digest, where the largest
-// wins are (seed 000: +20% from one index; seed 001: 7000 → 18000 points
+// wins are (the ISUCON5 qualifier write-up: +20% from one index; the ISUCON5 runner-up: 7000 → 18000 points
 // from queries). Off, or with long_query_time at its 10 s default, it
 // records nothing useful.
 var mysqlSlowLog = ruleFunc{"mysql-slow-log", LayerMySQL, checkMySQLSlowLog}
@@ -26,7 +26,7 @@ func checkMySQLSlowLog(c *Context) []Finding {
 		ID:       "mysql-slow-log",
 		Severity: Info,
 		Evidence: []Evidence{c.varEv("slow_query_log", ""), c.varEv("long_query_time", "s")},
-		Source:   "seed 000 (slow-log digest, mysqldumpslow by total time); seed 001; MySQL manual 'The Slow Query Log'",
+		Source:   "the ISUCON5 qualifier write-up (slow-log digest, mysqldumpslow by total time); the ISUCON5 runner-up's write-up; MySQL manual 'The Slow Query Log'",
 		Risk:     changeset.Risk{Note: "long_query_time = 0 logs every query: use it for a capture window of a few minutes (SET GLOBAL), not permanently, or the log grows by the query rate"},
 	}
 	switch {

@@ -3,7 +3,7 @@ package advise
 import "fmt"
 
 // mysql-sync-binlog: with log_bin, sync_binlog=1 flushes the binary log at
-// every commit group; 0 leaves it to the OS (seed 000). Only with
+// every commit group; 0 leaves it to the OS (the ISUCON5 qualifier write-up). Only with
 // --allow-durability-loss, cost stated; silent without a binary log.
 var mysqlSyncBinlog = ruleFunc{"mysql-sync-binlog", LayerMySQL, checkMySQLSyncBinlog}
 
@@ -23,7 +23,7 @@ func checkMySQLSyncBinlog(c *Context) []Finding {
 		ID:       "mysql-sync-binlog",
 		Layer:    LayerMySQL,
 		Evidence: []Evidence{c.varEv(name, ""), c.varEv("log_bin", "")},
-		Source:   "seed 000 (sync_binlog=0); MySQL manual (sync_binlog, default 1 since 5.7.7); MariaDB KB (default 0)",
+		Source:   "the ISUCON5 qualifier write-up (sync_binlog=0); MySQL manual (sync_binlog, default 1 since 5.7.7); MariaDB KB (default 0)",
 	}
 	if v != 1 {
 		if isFixed {

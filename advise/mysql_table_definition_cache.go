@@ -8,7 +8,7 @@ import (
 
 // mysql-table-definition-cache: Opened_table_definitions growing over the
 // interval with the definition cache full means table definitions
-// (.frm or the data dictionary) are read again and again (seed 004).
+// (.frm or the data dictionary) are read again and again (the smartphone game backend).
 var mysqlTableDefinitionCache = ruleFunc{"mysql-table-definition-cache", LayerMySQL, checkMySQLTableDefinitionCache}
 
 func checkMySQLTableDefinitionCache(c *Context) []Finding {
@@ -41,7 +41,7 @@ func checkMySQLTableDefinitionCache(c *Context) []Finding {
 		Change: c.MySQLChange("table_definition_cache", fmt.Sprint(value), Increase),
 		Effect: "every table's definition stays cached (the user tables plus room for the system schemas)",
 		Risk:   changeset.Risk{Restart: c.Restart("table_definition_cache"), Memory: "a few KiB per definition"},
-		Source: "seed 004 (table_definition_cache); MySQL manual (table_definition_cache)",
+		Source: "the smartphone game backend's write-up (table_definition_cache); MySQL manual (table_definition_cache)",
 	}
 	if rate >= 10 {
 		f.Severity = Warning

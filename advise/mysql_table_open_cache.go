@@ -9,7 +9,7 @@ import (
 // mysql-table-open-cache: Opened_tables growing over the interval while
 // the cache is full (Open_tables at table_open_cache, or
 // Table_open_cache_overflows growing) means tables are closed and reopened
-// for lack of room (seed 004 checked Open_tables against
+// for lack of room (the smartphone game backend checked Open_tables against
 // table_open_cache).
 var mysqlTableOpenCache = ruleFunc{"mysql-table-open-cache", LayerMySQL, checkMySQLTableOpenCache}
 
@@ -47,7 +47,7 @@ func checkMySQLTableOpenCache(c *Context) []Finding {
 		Effect:   "tables stay open between queries instead of being closed and reopened",
 		Risk: changeset.Risk{Restart: c.Restart("table_open_cache"),
 			Note: "each cached table can hold file descriptors: check open_files_limit and the process limit (mysql-open-files-limit, linux-mysqld-nofile)"},
-		Source: "seed 004 (Open_tables vs table_open_cache); MySQL manual 'How MySQL Opens and Closes Tables'",
+		Source: "the smartphone game backend's write-up (Open_tables vs table_open_cache); MySQL manual 'How MySQL Opens and Closes Tables'",
 	}
 	if _, ok := c.Delta("Table_open_cache_overflows"); ok {
 		f.Evidence = append(f.Evidence, c.deltaEv("Table_open_cache_overflows"))

@@ -8,7 +8,7 @@ import (
 
 // mysql-table-open-cache-instances: the table cache is split into
 // instances to spread its lock; more instances than cores only divides the
-// cache (seed 004: 16 was too many on 8 cores; MySQL suggests 8 or 16 on
+// cache (the smartphone game backend: 16 was too many on 8 cores; MySQL suggests 8 or 16 on
 // 16 cores or more). It speaks only when the cache overflows over the
 // interval: each instance holds table_open_cache / instances tables, and
 // without overflows their number costs nothing measurable.
@@ -37,6 +37,6 @@ func checkMySQLTableOpenCacheInstances(c *Context) []Finding {
 		Change: c.MySQLChange("table_open_cache_instances", fmt.Sprint(value), Decrease),
 		Effect: "each instance holds table_open_cache / instances tables: fewer instances, each larger, while still one per core for the lock",
 		Risk:   changeset.Risk{Restart: c.Restart("table_open_cache_instances")},
-		Source: "seed 004 (16 instances too many on 8 cores); MySQL manual (table_open_cache_instances: 8 or 16 on systems with 16 or more cores)",
+		Source: "the smartphone game backend's write-up (16 instances too many on 8 cores); MySQL manual (table_open_cache_instances: 8 or 16 on systems with 16 or more cores)",
 	}}
 }

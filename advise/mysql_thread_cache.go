@@ -9,7 +9,7 @@ import (
 // mysql-thread-cache: a connection finds a cached thread or MySQL creates
 // one; Threads_created growing over the interval while the cache is
 // smaller than the connections open at once means the cache is too small
-// (seed 004 set thread_cache_size up to max_connections; plan's
+// (the smartphone game backend set thread_cache_size up to max_connections; plan's
 // thread-cache-size formula).
 var mysqlThreadCache = ruleFunc{"mysql-thread-cache", LayerMySQL, checkMySQLThreadCache}
 
@@ -52,7 +52,7 @@ func checkMySQLThreadCache(c *Context) []Finding {
 		Change: c.MySQLChange("thread_cache_size", fmt.Sprint(target), Increase),
 		Effect: "new connections reuse a cached thread instead of creating one; the cache covers the peak of connections open at once",
 		Risk:   changeset.Risk{Restart: c.Restart("thread_cache_size"), Memory: "a cached thread keeps its stack (thread_stack) while idle"},
-		Source: "seed 004 (thread_cache_size up to max_connections); MySQL manual (thread_cache_size); stacktune plan thread-cache-size",
+		Source: "the smartphone game backend's write-up (thread_cache_size up to max_connections); MySQL manual (thread_cache_size); stacktune plan thread-cache-size",
 	}
 	if _, ok := c.Rate("Connections"); ok {
 		f.Evidence = append(f.Evidence, c.deltaEv("Connections"))

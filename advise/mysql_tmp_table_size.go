@@ -11,7 +11,7 @@ import (
 // mysql-tmp-table-size: implicit temporary tables (GROUP BY, DISTINCT,
 // UNION, derived tables) start in memory and move to disk past the
 // smaller of tmp_table_size and max_heap_table_size. Created_tmp_disk_tables
-// growing over the interval means they do (seed 004 set both to 256 MB).
+// growing over the interval means they do (the smartphone game backend set both to 256 MB).
 // Both are set equal: the smaller one is the limit.
 var mysqlTmpTableSize = ruleFunc{"mysql-tmp-table-size", LayerMySQL, checkMySQLTmpTableSize}
 
@@ -22,7 +22,7 @@ const (
 	// worth a change.
 	tmpDiskShare = 0.1
 	// tmpTableMin and tmpTableMax bound the proposal: 64 MiB at least,
-	// at most seed 004's 256 MB (each session may hold one this large per
+	// at most the smartphone game backend's 256 MB (each session may hold one this large per
 	// temporary table).
 	tmpTableMin = 64 * mib
 	tmpTableMax = 256 * mib
@@ -64,7 +64,7 @@ func checkMySQLTmpTableSize(c *Context) []Finding {
 		Evidence: []Evidence{c.deltaEv("Created_tmp_disk_tables"), c.deltaEv("Created_tmp_tables"),
 			ev("share on disk", pct(share), "", "Created_tmp_disk_tables / Created_tmp_tables, "+c.StatusSource()),
 			c.varEv("tmp_table_size", "bytes"), c.varEv("max_heap_table_size", "bytes")},
-		Source: "seed 004 (Created_tmp_disk_tables rising → tmp_table_size = max_heap_table_size = 256 MB); MySQL manual 'Internal Temporary Table Use in MySQL'",
+		Source: "the smartphone game backend's write-up (Created_tmp_disk_tables rising → tmp_table_size = max_heap_table_size = 256 MB); MySQL manual 'Internal Temporary Table Use in MySQL'",
 	}
 	if rate >= 1 {
 		f.Severity = Warning

@@ -8,7 +8,7 @@ import (
 
 // mysql-unix-socket: an application on the database host that connects
 // over loopback TCP pays for the TCP stack and leaves a TIME_WAIT per
-// connection; the server's unix socket does neither (seed 000: +13% from
+// connection; the server's unix socket does neither (the ISUCON5 qualifier write-up: +13% from
 // the app → MySQL socket alone).
 var mysqlUnixSocket = ruleFunc{"mysql-unix-socket", LayerMySQL, checkMySQLUnixSocket}
 
@@ -40,9 +40,9 @@ func checkMySQLUnixSocket(c *Context) []Finding {
 			ev(fmt.Sprintf("established connections from this host to port %d", port), fmt.Sprint(ps.estClient), "sockets", srcTCP)},
 		Change: &changeset.Change{Kind: changeset.App, Target: "application database connection", Name: "address",
 			From: fmt.Sprintf("tcp(127.0.0.1:%d)", port), To: "unix(" + socket + ")", Direction: Set},
-		Effect: "queries skip the TCP stack and connections leave no TIME_WAIT (seed 000 measured +13% for this change)",
+		Effect: "queries skip the TCP stack and connections leave no TIME_WAIT (the ISUCON5 qualifier write-up measured +13% for this change)",
 		Risk:   changeset.Risk{Note: "the application's connection setting (DSN, host=localhost with a socket path); the socket's directory must be readable by the application's user"},
-		Source: "seed 000 (unix sockets app → MySQL: +13%); seed 003 (a TIME_WAIT per connection)",
+		Source: "the ISUCON5 qualifier write-up (unix sockets app → MySQL: +13%); the PHP + MySQL TIME_WAIT write-up (a TIME_WAIT per connection)",
 	}
 	f.Evidence = append(f.Evidence, ps.evidence()...)
 	rate := float64(closed) / timeWaitSeconds

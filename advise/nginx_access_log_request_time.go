@@ -9,7 +9,7 @@ import (
 )
 
 // nginx-access-log-request-time: an access log without $request_time
-// cannot say which endpoints are slow (seed 001 added it to log_format to
+// cannot say which endpoints are slow (the ISUCON5 runner-up added it to log_format to
 // profile with ngxtop; stacktune http needs it). The change is the exact
 // log_format line (accesslog.NoRequestTimeHint: the same format with
 // $request_time and $upstream_response_time added) and the access_log
@@ -65,9 +65,9 @@ func checkNginxAccessLogRequestTime(c *Context) []Finding {
 			Evidence: []Evidence{ev("access_log", strings.TrimSpace(l.Path+" "+l.Format), "", src), ev("log_format "+l.Format, l.FormatText, "", "nginx configuration")},
 			Change:   nginxChange(nginxHTTP, "log_format", "", logFormat, Set),
 			Also:     []changeset.Change{*nginxChange(target, "access_log", current, args, Set)},
-			Effect:   "every request's time is logged, so stacktune http can rank endpoints by total time (seed 001 profiled with ngxtop this way)",
+			Effect:   "every request's time is logged, so stacktune http can rank endpoints by total time (the ISUCON5 runner-up profiled with ngxtop this way)",
 			Risk:     changeset.Risk{Note: "tools that parse the old format need the new one (stacktune http reads it as is)"},
-			Source:   "seed 001 ($request_time in log_format for ngxtop); nginx docs (log_format)",
+			Source:   "the ISUCON5 runner-up's write-up ($request_time in log_format for ngxtop); nginx docs (log_format)",
 		})
 	}
 	return out

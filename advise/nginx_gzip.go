@@ -9,7 +9,7 @@ import (
 
 // nginx-gzip: text responses (HTML, CSS, JavaScript, JSON) shrink several
 // times with gzip; nginx compresses only text/html unless gzip_types
-// names more (seed 004 compressed at the CDN; a CDN in front makes this
+// names more (the smartphone game backend compressed at the CDN; a CDN in front makes this
 // moot).
 var nginxGzip = ruleFunc{"nginx-gzip", LayerNginx, checkNginxGzip}
 
@@ -41,8 +41,8 @@ func checkNginxGzip(c *Context) []Finding {
 		Severity: Info,
 		Evidence: []Evidence{c.nginxEv("gzip"), c.nginxEv("gzip_types")},
 		Effect:   "text responses shrink several times on the wire, at a little CPU (gzip_comp_level 1-5)",
-		Risk:     changeset.Risk{Note: "skip it when a CDN or load balancer in front already compresses (seed 004)"},
-		Source:   "seed 004 (gzip for text assets, at its CDN); nginx docs (gzip, gzip_types)",
+		Risk:     changeset.Risk{Note: "skip it when a CDN or load balancer in front already compresses (the smartphone game backend)"},
+		Source:   "the smartphone game backend's write-up (gzip for text assets, at its CDN); nginx docs (gzip, gzip_types)",
 	}
 	types := strings.Join(append(nginxKeep(n.GzipTypes), missing...), " ")
 	typesCh := nginxChange(nginxHTTP, "gzip_types", strings.Join(n.GzipTypes, " "), types, Set)

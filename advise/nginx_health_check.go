@@ -11,7 +11,7 @@ import (
 
 // nginx-health-check: a load balancer that checks a heavy page (the top
 // page, an endpoint that queries the database) at a fixed pace costs what
-// every such request costs, for nothing a visitor sees; seed 004 served
+// every such request costs, for nothing a visitor sees; the smartphone game backend served
 // its health checks with `location = /healthcheck { empty_gif; access_log
 // off; }`. From the access log over the interval (--http-log): a client
 // asking one URL at a steady pace (a poller) whose user agent is a load
@@ -84,7 +84,7 @@ func checkNginxHealthCheck(c *Context) []Finding {
 				From: p.Path, To: "/healthcheck, answered by nginx: location = /healthcheck { empty_gif; access_log off; } in the server block", Direction: Set},
 			Effect: "the check costs nginx a few microseconds instead of a page's work, and stops filling the access log",
 			Risk:   changeset.Risk{Note: "a check nginx answers alone no longer proves the application is up: keep one that reaches the application (a cheap endpoint that touches no database) if the load balancer must notice an application failure; stacktune apply does not add nginx blocks, add the location by hand"},
-			Source: "seed 004 (location = /healthcheck { empty_gif; access_log off; })",
+			Source: "the smartphone game backend's write-up (location = /healthcheck { empty_gif; access_log off; })",
 		}
 		if share >= 0.1 {
 			f.Severity = Warning

@@ -1,13 +1,17 @@
 package advise
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
 	"github.com/stacktune/stacktune/changeset"
+	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/nginxconf"
 )
 
-// nginx settings seed 004 set (keepalive_requests 2000,
+// nginx settings the smartphone game backend set (keepalive_requests 2000,
 // client_body_temp_path under /dev/shm, sendfile_max_chunk 512k, listen
 // ... fastopen=N), each where the evidence shows it matters:
 //
@@ -16,8 +20,11 @@ import (
 //     client opens a new one that often.
 //   - nginx-client-body-temp: request bodies larger than
 //     client_body_buffer_size are written to client_body_temp_path;
-//     with a real share of POST/PUT requests in the access log and that
-//     path on a disk, tmpfs saves the writes.
+//     when the access log's $request_length shows such requests (at
+//     least bufferedShare of all) and that path is on a disk, tmpfs
+//     saves the writes, in a directory of this nginx's own. Without
+//     $request_length it only says what to log: POST bodies of tens of
+//     bytes are never written anywhere.
 //   - nginx-sendfile-max-chunk: with sendfile and no chunk limit (nginx
 //     before 1.21.4), one large static file occupies a worker until sent.
 //   - nginx-fastopen: many new client connections a second; TCP Fast
@@ -32,9 +39,16 @@ var (
 const (
 	// keepaliveRequestsMin is nginx's default since 1.19.10.
 	keepaliveRequestsMin = 1000
-	// bodyShare is the share of requests with a body from which their
-	// temporary files matter.
+	// bodyShare is the share of requests with a body from which the rule
+	// asks for $request_length when the log has none.
 	bodyShare = 0.1
+	// bufferedShare is the share of requests whose bodies nginx wrote to
+	// disk from which a tmpfs path is advised.
+	bufferedShare = 0.01
+	// headerAllowance is what $request_length may hold besides the body
+	// (request line and headers): a request longer than
+	// client_body_buffer_size by this much wrote its body to disk.
+	headerAllowance = 4 << 10
 	// fastopenRate is the new connections per second from which a
 	// handshake saved per connection shows.
 	fastopenRate = 100
@@ -54,7 +68,7 @@ func checkNginxKeepaliveRequests(c *Context) []Finding {
 		Change:   nginxChange(nginxHTTP, "keepalive_requests", s.Value, "2000", Increase),
 		Effect:   "a busy client (a load balancer, a benchmark, a page with many assets) keeps its connection 20 times longer: fewer handshakes and TIME_WAIT sockets",
 		Risk:     changeset.Risk{Note: "nginx frees a connection's per-connection memory when it closes it: 1000 is nginx's default since 1.19.10"},
-		Source:   "seed 004 (keepalive_requests 2000); nginx docs (keepalive_requests, default 1000 since 1.19.10)",
+		Source:   "the smartphone game backend's write-up (keepalive_requests 2000); nginx docs (keepalive_requests, default 1000 since 1.19.10)",
 	}}
 }
 
@@ -84,29 +98,85 @@ func checkNginxClientBodyTemp(c *Context) []Finding {
 	if n == nil || h == nil || h.Requests == 0 {
 		return nil
 	}
-	var bodies int64
-	for _, e := range h.Endpoints {
-		if e.Method == "POST" || e.Method == "PUT" || e.Method == "PATCH" {
-			bodies += e.Count
-		}
-	}
-	share := float64(bodies) / float64(h.Requests)
 	path := n.ClientBodyTempPath
-	if share < bodyShare || path == "" || c.onTmpfs(path) {
+	buf, _ := c.nginxSetting("client_body_buffer_size")
+	size, err := nginxconf.ParseSize(buf.Value)
+	if path == "" || c.onTmpfs(path) || err != nil {
 		return nil
 	}
-	s, _ := c.nginxSetting("client_body_temp_path")
-	return []Finding{{
-		ID:       "nginx-client-body-temp",
-		Title:    fmt.Sprintf("%s of requests carry a body, and bodies past client_body_buffer_size are written to %s on disk", pct(share), path),
+	src := "nginx docs (client_body_buffer_size: a larger body is written to a temporary file; client_body_temp_path; $request_length)"
+	l := h.RequestLengths
+	if l == nil || l.Requests == 0 {
+		var bodies int64
+		for _, e := range h.Endpoints {
+			if e.Method == "POST" || e.Method == "PUT" || e.Method == "PATCH" {
+				bodies += e.Count
+			}
+		}
+		share := float64(bodies) / float64(h.Requests)
+		if share < bodyShare {
+			return nil
+		}
+		return []Finding{{
+			ID:       "nginx-client-body-temp",
+			Title:    fmt.Sprintf("%s of requests carry a body; whether nginx writes any to %s on disk is unknown: the access log has no $request_length", pct(share), path),
+			Severity: Info,
+			Evidence: []Evidence{ev("POST, PUT and PATCH requests", fmt.Sprintf("%d of %d", bodies, h.Requests), "", "access log ("+h.Window+")"),
+				c.nginxEv("client_body_temp_path"), c.nginxEv("client_body_buffer_size")},
+			Effect: fmt.Sprintf("none yet: only a body larger than client_body_buffer_size (%s) is written to disk, and small ones (a form, a JSON call) never are; "+
+				"add $request_length to the access log's log_format and audit again to see whether any is", buf.Value),
+			Source: src,
+		}}
+	}
+	over := l.Over(size + headerAllowance)
+	if over == 0 || float64(over) < bufferedShare*float64(h.Requests) {
+		return nil
+	}
+	f := Finding{
+		ID: "nginx-client-body-temp",
+		Title: fmt.Sprintf("At least %d of %d requests with a body were longer than client_body_buffer_size (%s): nginx wrote their bodies to %s on disk",
+			over, l.Requests, buf.Value, path),
 		Severity: Info,
-		Evidence: []Evidence{ev("POST, PUT and PATCH requests", fmt.Sprintf("%d of %d", bodies, h.Requests), "", "access log ("+h.Window+")"),
+		Evidence: []Evidence{
+			ev(fmt.Sprintf("requests longer than %s (client_body_buffer_size and %s of request line and headers)", fmtBytes(size+headerAllowance), fmtBytes(headerAllowance)),
+				fmt.Sprintf("at least %d of %d", over, l.Requests), "requests with a body", "access log's $request_length ("+h.Window+")"),
+			ev("longest request", fmtBytes(l.Max), "", "access log's $request_length ("+h.Window+")"),
 			c.nginxEv("client_body_temp_path"), c.nginxEv("client_body_buffer_size")},
-		Change: nginxChange(nginxHTTP, "client_body_temp_path", s.Value, "/dev/shm/nginx_client_body 1 2", Set),
 		Effect: "a request body larger than the buffer is written to memory (tmpfs) instead of the disk",
-		Risk:   changeset.Risk{Memory: "bodies in flight live in RAM, up to client_max_body_size each", Note: "nginx creates the directory (owned by its worker user) at start; /dev/shm is emptied at boot"},
-		Source: "seed 004 (client_body_temp_path /dev/shm/...)",
-	}}
+		Risk:   changeset.Risk{Memory: "bodies in flight live in RAM, up to client_max_body_size each"},
+		Source: src,
+	}
+	dir, from := clientBodyTempDir(n)
+	if dir == "" {
+		f.Effect = "none until the path is chosen: the snapshot names neither this nginx's configuration nor its pid file, so no directory of its own under /dev/shm can be named; " + f.Effect
+		return []Finding{f}
+	}
+	s, _ := c.nginxSetting("client_body_temp_path")
+	f.Evidence = append(f.Evidence, ev("the directory's name", dir, "", from))
+	f.Change = nginxChange(nginxHTTP, "client_body_temp_path", s.Value, dir+" 1 2", Set)
+	f.Risk.Note = fmt.Sprintf("%s is this nginx's own, named from %s, so another nginx on the host (with another configuration) never shares its temporary files; "+
+		"nginx creates it (owned by its worker user) at start, but not a parent directory, so it is one level under /dev/shm; /dev/shm is emptied at boot", dir, from)
+	return []Finding{f}
+}
+
+// clientBodyTempDir is a client_body_temp_path under /dev/shm that is
+// this nginx's own: /dev/shm/nginx-HASH-client_body, HASH the first 8 hex
+// digits of the SHA-256 of its configuration's path (or else its pid
+// file's), and what it was named from; "" when the snapshot has neither.
+func clientBodyTempDir(n *collect.Nginx) (dir, from string) {
+	key, from := n.ConfPath, "the SHA-256 of its configuration's path "+n.ConfPath
+	if key == "" {
+		for _, d := range n.Directives {
+			if args := d.Args(); d.Name() == "pid" && d.Parent().Parent() == nil && len(args) == 1 {
+				key, from = args[0], "the SHA-256 of its pid file's path "+args[0]
+			}
+		}
+	}
+	if key == "" {
+		return "", ""
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "/dev/shm/nginx-" + hex.EncodeToString(sum[:4]) + "-client_body", from
 }
 
 func checkNginxSendfileMaxChunk(c *Context) []Finding {
@@ -128,7 +198,7 @@ func checkNginxSendfileMaxChunk(c *Context) []Finding {
 		Evidence: []Evidence{c.nginxEv("sendfile"), c.nginxEv("sendfile_max_chunk"), ev("nginx version", orUnknown(n.Version), "", "nginx -v")},
 		Change:   nginxChange(nginxHTTP, "sendfile_max_chunk", "0", "512k", Set),
 		Effect:   "a worker sending a large file to a fast client returns to its other connections every 512 KiB instead of sending the whole file in one call (nginx's default since 1.21.4 is 2m)",
-		Source:   "seed 004 (sendfile_max_chunk 512k); nginx docs (sendfile_max_chunk)",
+		Source:   "the smartphone game backend's write-up (sendfile_max_chunk 512k); nginx docs (sendfile_max_chunk)",
 	}}
 }
 
@@ -168,7 +238,7 @@ func checkNginxFastopen(c *Context) []Finding {
 		Effect: "a returning client that supports it sends its request with the SYN: a round trip less per new connection",
 		Risk: changeset.Risk{Restart: true, Note: "few clients use it (browsers turned it off; curl, wrk and some HTTP libraries do), middleboxes may drop such SYNs, and a request can be replayed: " +
 			"keep-alive (nginx-keepalive-requests, persistent connections) saves more; the listening socket changes with a restart"},
-		Source: "seed 004 (listen 80 backlog=32768 fastopen=32768); nginx docs (listen fastopen); Linux ip-sysctl.txt (tcp_fastopen)",
+		Source: "the smartphone game backend's write-up (listen 80 backlog=32768 fastopen=32768); nginx docs (listen fastopen); Linux ip-sysctl.txt (tcp_fastopen)",
 	}
 	if v, ok := c.SysctlInt("net.ipv4.tcp_fastopen"); ok && v&2 == 0 {
 		f.Evidence = append(f.Evidence, ev("net.ipv4.tcp_fastopen", fmt.Sprint(v), "", sysctlSource("net.ipv4.tcp_fastopen")))

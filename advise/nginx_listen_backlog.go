@@ -10,7 +10,7 @@ import (
 // nginx-listen-backlog: a burst of connections waits in the listen
 // socket's accept queue, `listen ... backlog=N` (511 by default, capped
 // at net.core.somaxconn). A queue found more than half full when read is
-// the evidence that bursts exceed it (seed 003: listen 80 backlog=32768
+// the evidence that bursts exceed it (the PHP + MySQL TIME_WAIT write-up: listen 80 backlog=32768
 // with somaxconn 32768).
 var nginxListenBacklog = ruleFunc{"nginx-listen-backlog", LayerNginx, checkNginxListenBacklog}
 
@@ -60,7 +60,7 @@ func checkNginxListenBacklog(c *Context) []Finding {
 				ev("listen backlog", fmt.Sprint(l.Backlog), "connections", key),
 				ev("net.core.somaxconn", fmt.Sprint(som), "connections", sysctlSource("net.core.somaxconn"))},
 			Effect: "bursts of connections wait to be accepted instead of having their SYNs dropped and retried a second later",
-			Source: "seed 003 (listen 80 backlog=32768, somaxconn 32768); nginx docs (listen backlog)",
+			Source: "the PHP + MySQL TIME_WAIT write-up (listen 80 backlog=32768, somaxconn 32768); nginx docs (listen backlog)",
 			Risk:   changeset.Risk{Restart: true, Note: "a changed backlog takes effect when nginx reopens the socket (restart, or a binary upgrade); a queue that stays full means the workers cannot keep up"},
 		}
 		if overflows > 0 {
@@ -88,8 +88,8 @@ func checkNginxListenBacklog(c *Context) []Finding {
 // listenArgs returns the arguments of the listen directive at file:line.
 func listenArgs(c *Context, file string, line int) string {
 	for _, d := range c.Nginx.Directives {
-		if d.Name == "listen" && d.File == file && d.Line == line {
-			return strings.Join(d.Args, " ")
+		if d.Name() == "listen" && d.File() == file && d.Line() == line {
+			return strings.Join(d.Args(), " ")
 		}
 	}
 	return ""

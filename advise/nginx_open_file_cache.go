@@ -4,7 +4,7 @@ import "github.com/stacktune/stacktune/changeset"
 
 // nginx-open-file-cache: for static traffic nginx can keep descriptors,
 // sizes and modification times of files it serves instead of open() and
-// stat() per request (seed 004: with open_file_cache and sendfile ab went
+// stat() per request (the smartphone game backend: with open_file_cache and sendfile ab went
 // from 500-1000 to ~4000 req/s).
 var nginxOpenFileCache = ruleFunc{"nginx-open-file-cache", LayerNginx, checkNginxOpenFileCache}
 
@@ -30,6 +30,6 @@ func checkNginxOpenFileCache(c *Context) []Finding {
 		},
 		Effect: "files requested twice within 20 s keep their descriptor and metadata, saving open() and stat() per request",
 		Risk:   changeset.Risk{Memory: "a few hundred bytes per cached file per worker", Note: "a file replaced on disk can be served stale for up to open_file_cache_valid (30 s)"},
-		Source: "seed 004 (open_file_cache max=100000 inactive=20s; open_file_cache_valid 30s; open_file_cache_min_uses 2; open_file_cache_errors on)",
+		Source: "the smartphone game backend's write-up (open_file_cache max=100000 inactive=20s; open_file_cache_valid 30s; open_file_cache_min_uses 2; open_file_cache_errors on)",
 	}}
 }

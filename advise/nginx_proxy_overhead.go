@@ -10,7 +10,7 @@ import (
 // nginx-proxy-overhead: nginx in front of an application earns its keep
 // with static files, TLS, buffering slow clients and spreading load over
 // several upstreams. With negligible static traffic and a single
-// upstream it is one more hop per request; seed 001 measured it and
+// upstream it is one more hop per request; the ISUCON5 runner-up measured it and
 // bypassed it. The rule measures what nginx adds to each proxied request
 // from the access log over the interval ($request_time less
 // $upstream_response_time) and its CPU per request (the Linux collector),
@@ -86,10 +86,10 @@ func checkNginxProxyOverhead(c *Context) []Finding {
 		},
 		Change: &changeset.Change{Kind: changeset.App, Target: "the application's listener", Name: "clients' entry point", From: "nginx → " + target,
 			To: "the application serves clients directly (nginx kept only where TLS, slow-client buffering or load balancing is needed)", Direction: Set},
-		Effect: fmt.Sprintf("one hop less per request: about %s and nginx's CPU per request back (seed 001 bypassed its proxy for negligible static traffic)", fmtMS(added)),
+		Effect: fmt.Sprintf("one hop less per request: about %s and nginx's CPU per request back (the ISUCON5 runner-up bypassed its proxy for negligible static traffic)", fmtMS(added)),
 		Risk: changeset.Risk{Note: "nginx buffers slow clients so the application's workers are freed at once, terminates TLS, keeps client keep-alive and protects the application from malformed requests: " +
 			"bypass it only when those do not matter (a benchmark, an internal service), and measure (stacktune tune)"},
-		Source: "seed 001 (the reverse proxy is overhead when static traffic is negligible)",
+		Source: "the ISUCON5 runner-up's write-up (the reverse proxy is overhead when static traffic is negligible)",
 	}
 	if c.Linux != nil && c.Linux.IntervalSeconds > 0 && h.Seconds > 0 {
 		for _, s := range c.Linux.Services {

@@ -1,10 +1,13 @@
 package advise
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/nginxconf"
 )
 
 // web returns a snapshot builder for one of the nginx fixtures.
@@ -68,8 +71,8 @@ func TestNginxSendfile(t *testing.T) {
 
 func TestNginxOpenFileCache(t *testing.T) {
 	runRuleCases(t, nginxOpenFileCache, []ruleCase{
-		{name: "on (seed 004's values): silent", snap: web("keepalive"), fires: false},
-		{name: "off with static files: seed 004's values", snap: web("debian"), fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "on (the smartphone game backend's values): silent", snap: web("keepalive"), fires: false},
+		{name: "off with static files: the smartphone game backend's values", snap: web("debian"), fires: true, check: func(t *testing.T, fs []Finding) {
 			wantChange(t, fs, "open_file_cache", "max=100000 inactive=20s")
 			wantChange(t, fs, "open_file_cache_min_uses", "2")
 		}},
@@ -133,7 +136,7 @@ func TestNginxUpstreamKeepalive(t *testing.T) {
 func TestNginxUnixUpstream(t *testing.T) {
 	runRuleCases(t, nginxUnixUpstream, []ruleCase{
 		{name: "unix socket already: silent", snap: web("isucon"), fires: false},
-		{name: "127.0.0.1 upstream and proxy_pass: info (seed 000)", snap: web("keepalive"), fires: true, check: func(t *testing.T, fs []Finding) {
+		{name: "127.0.0.1 upstream and proxy_pass: info (the ISUCON5 qualifier write-up)", snap: web("keepalive"), fires: true, check: func(t *testing.T, fs []Finding) {
 			wantNoChange(t, fs)
 			if len(fs[0].Evidence) != 3 {
 				t.Errorf("two servers and /legacy/: %+v", fs[0].Evidence)
@@ -201,7 +204,7 @@ func TestNginxListenBacklog(t *testing.T) {
 
 func TestNginxKeepaliveRequests(t *testing.T) {
 	runRuleCases(t, nginxKeepaliveRequests, []ruleCase{
-		{name: "2000 set (seed 004's file): silent", snap: web("keepalive"), fires: false},
+		{name: "2000 set (the smartphone game backend's file): silent", snap: web("keepalive"), fires: false},
 		{name: "an old nginx's 100: 2000", snap: web("debian"), setup: func(s *collect.Snapshot) { s.Nginx.KeepaliveRequests = 100 }, fires: true,
 			check: func(t *testing.T, fs []Finding) { wantChange(t, fs, "keepalive_requests", "2000") }},
 		{name: "keep-alive off: silent", snap: web("debian"), setup: func(s *collect.Snapshot) { s.Nginx.KeepaliveRequests, s.Nginx.KeepaliveTimeoutSec = 100, 0 }, fires: false},
@@ -209,17 +212,90 @@ func TestNginxKeepaliveRequests(t *testing.T) {
 }
 
 func TestNginxClientBodyTemp(t *testing.T) {
+	// posts is an access log of 1000 requests, n of them POSTs, without
+	// $request_length.
 	posts := func(n int64) func(s *collect.Snapshot) {
 		return withHTTPLog(collect.HTTPLog{Requests: 1000, TimeTotal: 10, Endpoints: []collect.HTTPEndpoint{{Method: "POST", Path: "/api/upload", Count: n}, {Method: "GET", Path: "/", Count: 1000 - n}}})
 	}
+	// sized is that log with $request_length: n POSTs of small bytes and
+	// big ones of large bytes.
+	sized := func(n, small, big, large int64) func(s *collect.Snapshot) {
+		return func(s *collect.Snapshot) {
+			l := &collect.HTTPLengths{}
+			for i := int64(0); i < n; i++ {
+				if i < big {
+					l.Add(large)
+				} else {
+					l.Add(small)
+				}
+			}
+			withHTTPLog(collect.HTTPLog{Requests: 1000, TimeTotal: 10, RequestLengths: l,
+				Endpoints: []collect.HTTPEndpoint{{Method: "POST", Path: "/api/upload", Count: n}, {Method: "GET", Path: "/", Count: 1000 - n}}})(s)
+		}
+	}
+	own := func(key string) string {
+		sum := sha256.Sum256([]byte(key))
+		return fmt.Sprintf("/dev/shm/nginx-%x-client_body", sum[:4])
+	}
+	wantOwn := func(key string) func(t *testing.T, fs []Finding) {
+		return func(t *testing.T, fs []Finding) {
+			wantChange(t, fs, "client_body_temp_path", own(key)+" 1 2")
+			wantText(t, fs[0].Risk.Note, key)
+			wantText(t, fs[0].Risk.Note, "never shares")
+		}
+	}
 	runRuleCases(t, nginxClientBodyTemp, []ruleCase{
 		{name: "no access log: silent", snap: web("debian"), fires: false},
-		{name: "30% POST, bodies to disk: /dev/shm (seed 004)", snap: web("debian"), setup: posts(300), fires: true, check: func(t *testing.T, fs []Finding) {
-			wantChange(t, fs, "client_body_temp_path", "/dev/shm/nginx_client_body 1 2")
+		{name: "30% POST of tens of bytes, $request_length logged: silent", snap: web("debian"), setup: sized(300, 80, 0, 0), fires: false},
+		{name: "30% POST, no $request_length: what to log, no change", snap: web("debian"), setup: posts(300), fires: true, check: func(t *testing.T, fs []Finding) {
+			if len(fs[0].Changes()) != 0 {
+				t.Errorf("a change without evidence of bodies on disk: %+v", fs[0].Changes())
+			}
+			wantText(t, fs[0].Title, "no $request_length")
+			wantText(t, fs[0].Effect, "add $request_length")
 		}},
-		{name: "few POST: silent", snap: web("debian"), setup: posts(10), fires: false},
+		{name: "few POST, no $request_length: silent", snap: web("debian"), setup: posts(10), fires: false},
+		{name: "bodies past the 16k buffer: a directory of this nginx's own under /dev/shm", snap: web("debian"), setup: sized(300, 80, 50, 200<<10),
+			fires: true, check: func(t *testing.T, fs []Finding) {
+				wantOwn("testdata/nginx-debian/nginx.conf")(t, fs)
+				wantText(t, fs[0].Title, "At least 50 of 300 requests with a body were longer than client_body_buffer_size (16k)")
+			}},
+		{name: "another nginx on the host: another directory", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			sized(300, 80, 50, 200<<10)(s)
+			s.Nginx.ConfPath = "/etc/nginx-b/nginx.conf"
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			wantOwn("/etc/nginx-b/nginx.conf")(t, fs)
+			if own("/etc/nginx-b/nginx.conf") == own("testdata/nginx-debian/nginx.conf") {
+				t.Error("two configurations, one directory")
+			}
+		}},
+		{name: "no configuration path: named from the pid file", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			sized(300, 80, 50, 200<<10)(s)
+			s.Nginx.ConfPath = ""
+			pid, err := nginxconf.Parse("/etc/nginx-b/nginx.conf", []byte("pid /run/nginx-b.pid;"), false)
+			if err != nil {
+				panic(err)
+			}
+			s.Nginx.Directives = append(s.Nginx.Directives, pid.Listing()...)
+		}, fires: true, check: wantOwn("/run/nginx-b.pid")},
+		{name: "neither: no change", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			sized(300, 80, 50, 200<<10)(s)
+			s.Nginx.ConfPath, s.Nginx.Directives = "", nil
+		}, fires: true, check: func(t *testing.T, fs []Finding) {
+			if len(fs[0].Changes()) != 0 {
+				t.Errorf("a shared path: %+v", fs[0].Changes())
+			}
+		}},
+		{name: "just past the buffer, within a request line and headers: silent", snap: web("debian"), setup: sized(300, 80, 50, 17<<10), fires: false},
+		{name: "under 1% of the requests buffered: silent", snap: web("debian"), setup: sized(300, 80, 5, 200<<10), fires: false},
+		{name: "a 1m buffer: the same bodies fit", snap: web("debian"), setup: func(s *collect.Snapshot) {
+			sized(300, 80, 50, 200<<10)(s)
+			st := s.Nginx.Settings["client_body_buffer_size"]
+			st.Value = "1m"
+			s.Nginx.Settings["client_body_buffer_size"] = st
+		}, fires: false},
 		{name: "on a tmpfs already: silent", snap: web("debian"), setup: func(s *collect.Snapshot) {
-			posts(300)(s)
+			sized(300, 80, 50, 200<<10)(s)
 			s.Nginx.ClientBodyTempPath = "/var/cache/nginx/body"
 			s.Linux.Mounts = []collect.Mount{{Point: "/", FSType: "ext4"}, {Point: "/var/cache/nginx", FSType: "tmpfs"}}
 		}, fires: false},

@@ -9,7 +9,7 @@ import (
 // nginx-sendfile: for static files, sendfile copies from the page cache to
 // the socket inside the kernel, tcp_nopush sends the headers and the
 // file's start in full packets, and tcp_nodelay sends the last partial
-// packet (and keep-alive responses) without Nagle's 40 ms delay (seed 004:
+// packet (and keep-alive responses) without Nagle's 40 ms delay (the smartphone game backend:
 // `sendfile on; tcp_nopush on; tcp_nodelay on;`).
 var nginxSendfile = ruleFunc{"nginx-sendfile", LayerNginx, checkNginxSendfile}
 
@@ -40,7 +40,7 @@ func checkNginxSendfile(c *Context) []Finding {
 		Change:   &changes[0],
 		Also:     changes[1:],
 		Effect:   "static files go from the page cache to the socket without a copy through nginx, in full packets, and the last packet leaves at once",
-		Source:   "seed 004 (sendfile on; tcp_nopush on; tcp_nodelay on;); nginx docs (sendfile, tcp_nopush, tcp_nodelay)",
+		Source:   "the smartphone game backend's write-up (sendfile on; tcp_nopush on; tcp_nodelay on;); nginx docs (sendfile, tcp_nopush, tcp_nodelay)",
 	}
 	if len(static) > 0 {
 		f.Evidence = append(f.Evidence, locationsEv("static locations", static))

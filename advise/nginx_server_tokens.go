@@ -1,7 +1,7 @@
 package advise
 
 // nginx-server-tokens: nginx names its version in the Server header and
-// error pages; seed 004 turned it off. Not a speed change: a smaller
+// error pages; the smartphone game backend turned it off. Not a speed change: a smaller
 // header and one fact less for a scanner.
 var nginxServerTokens = ruleFunc{"nginx-server-tokens", LayerNginx, checkNginxServerTokens}
 
@@ -16,6 +16,6 @@ func checkNginxServerTokens(c *Context) []Finding {
 		Evidence: []Evidence{c.nginxEv("server_tokens")},
 		Change:   nginxChange(nginxHTTP, "server_tokens", c.Nginx.ServerTokens, "off", Set),
 		Effect:   "responses and error pages stop naming nginx's version (not a speed change)",
-		Source:   "seed 004 (server_tokens off); nginx docs",
+		Source:   "the smartphone game backend's write-up (server_tokens off); nginx docs",
 	}}
 }

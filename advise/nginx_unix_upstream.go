@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net"
 	"strings"
+
+	"github.com/stacktune/stacktune/nginxconf"
 )
 
 // nginx-unix-upstream: an application on the same host reached over
 // loopback TCP can take a unix socket instead: no TCP stack, no ports, no
-// TIME_WAIT (seed 000: +5% and +13% for the two socket changes). The
+// TIME_WAIT (the ISUCON5 qualifier write-up: +5% and +13% for the two socket changes). The
 // application has to listen on the socket, so the rule only informs.
 var nginxUnixUpstream = ruleFunc{"nginx-unix-upstream", LayerNginx, checkNginxUnixUpstream}
 
@@ -39,11 +41,7 @@ func checkNginxUnixUpstream(c *Context) []Finding {
 		if l.Upstream != "" || l.Unix || l.Pass == "" {
 			continue
 		}
-		host := l.Pass
-		if i := strings.Index(host, "://"); i >= 0 {
-			host = host[i+3:]
-		}
-		host, _, _ = strings.Cut(host, "/")
+		host, _ := nginxconf.PassTarget(l.Pass)
 		if h, _, err := net.SplitHostPort(host); err == nil && isLoopback(h) {
 			evs = append(evs, ev(fmt.Sprintf("location %s pass", l.Match), l.Pass, "", place(l.File, l.Line)))
 		}
@@ -56,7 +54,7 @@ func checkNginxUnixUpstream(c *Context) []Finding {
 		Title:    fmt.Sprintf("nginx reaches %d local backend(s) over loopback TCP", len(evs)),
 		Severity: Info,
 		Evidence: evs,
-		Effect:   "a unix socket (upstream app { server unix:/run/app/app.sock; }) skips the TCP stack and leaves no TIME_WAIT; seed 000 measured +5% and +13% for its two socket changes. The application must listen on the socket (its directory created at boot, e.g. with tmpfiles.d)",
-		Source:   "seed 000 (unix sockets nginx → app and app → MySQL: +5% and +13%)",
+		Effect:   "a unix socket (upstream app { server unix:/run/app/app.sock; }) skips the TCP stack and leaves no TIME_WAIT; the ISUCON5 qualifier write-up measured +5% and +13% for its two socket changes. The application must listen on the socket (its directory created at boot, e.g. with tmpfiles.d)",
+		Source:   "the ISUCON5 qualifier write-up (unix sockets nginx → app and app → MySQL: +5% and +13%)",
 	}}
 }

@@ -13,7 +13,7 @@ import (
 // and HTTP/1.1 with the Connection header cleared where it is used, nginx
 // opens a connection to the application per request and closes it, which
 // costs a handshake and leaves a TIME_WAIT on nginx's side per request
-// (seed 000 and 004; nginx docs 'upstream keepalive'). For fastcgi_pass
+// (the ISUCON5 qualifier write-up and the smartphone game backend; nginx docs 'upstream keepalive'). For fastcgi_pass
 // the switch is fastcgi_keep_conn on.
 var nginxUpstreamKeepalive = ruleFunc{"nginx-upstream-keepalive", LayerNginx, checkNginxUpstreamKeepalive}
 
@@ -47,7 +47,7 @@ func checkNginxUpstreamKeepalive(c *Context) []Finding {
 			ID:       "nginx-upstream-keepalive",
 			Severity: Warning,
 			Evidence: []Evidence{ev("keepalive in upstream "+u.Name, fmt.Sprint(u.Keepalive), "idle connections per worker", place(u.File, u.Line))},
-			Source:   "seeds 000 and 004 (upstream keepalive); nginx docs (ngx_http_upstream_module keepalive: proxy_http_version 1.1 and an empty Connection header)",
+			Source:   "the ISUCON5 qualifier write-up and the smartphone game backend's write-up (upstream keepalive); nginx docs (ngx_http_upstream_module keepalive: proxy_http_version 1.1 and an empty Connection header)",
 		}
 		var changes []changeset.Change
 		if u.Keepalive == 0 {

@@ -60,7 +60,7 @@ func checkNginxWorkerConnections(c *Context) []Finding {
 		Change: nginxChange(nginxEvents, "worker_connections", s.Value, fmt.Sprint(value), Increase),
 		Effect: "nginx keeps accepting at the peak instead of logging \"worker_connections are not enough\" and dropping connections",
 		Risk:   changeset.Risk{Note: "each connection needs a file descriptor: worker_rlimit_nofile (or nginx's LimitNOFILE) must be at least twice worker_connections when proxying"},
-		Source: "nginx docs (worker_connections counts upstream connections too); seed 003 (LimitNOFILE for the web server)",
+		Source: "nginx docs (worker_connections counts upstream connections too); the PHP + MySQL TIME_WAIT write-up (LimitNOFILE for the web server)",
 	}
 	if proxied {
 		f.Evidence = append(f.Evidence, ev("connections per proxied request", "2", "", "a client connection and an upstream connection"))

@@ -20,7 +20,7 @@ func checkNginxWorkerProcesses(c *Context) []Finding {
 	f := Finding{
 		ID:       "nginx-worker-processes",
 		Evidence: []Evidence{ev("worker_processes", s.Value, "workers", src), ev("CPUs", fmt.Sprint(cores), "cores", srcCPUs)},
-		Source:   "nginx docs (worker_processes: one per core, auto); seed 004 (more workers is not more throughput)",
+		Source:   "nginx docs (worker_processes: one per core, auto); the smartphone game backend's write-up (more workers is not more throughput)",
 	}
 	if w > cores {
 		f.Title = fmt.Sprintf("%d nginx workers on %d cores", w, cores)

@@ -30,6 +30,6 @@ func checkNginxWorkerRlimitNofile(c *Context) []Finding {
 		Evidence: []Evidence{ev("worker_rlimit_nofile", s.Value, "files", src), c.nginxEv("worker_connections")},
 		Change:   nginxChange(nginxMain, "worker_rlimit_nofile", s.Value, fmt.Sprint(need), Increase),
 		Effect:   "a worker can hold all its connections (a client and an upstream connection each) and still open files",
-		Source:   "nginx docs (worker_rlimit_nofile, worker_connections); seed 003 (file limits for the web server)",
+		Source:   "nginx docs (worker_rlimit_nofile, worker_connections); the PHP + MySQL TIME_WAIT write-up (file limits for the web server)",
 	}}
 }

@@ -12,7 +12,7 @@ import (
 // (pm.max_requests = 0, the default) keeps whatever a leaky extension or
 // a large request left in their memory, and one with no
 // request_terminate_timeout (0, the default) lets a stuck request (a
-// remote call without a timeout) hold its worker for good. Seed 004 set
+// remote call without a timeout) hold its worker for good. The smartphone game backend set
 // pm.max_requests 2000 and request_terminate_timeout 30.
 var phpfpmLimits = ruleFunc{"php-fpm-limits", LayerApp, checkPHPFPMLimits}
 
@@ -43,7 +43,7 @@ func checkPHPFPMLimits(c *Context) []Finding {
 				Change:   &changeset.Change{Kind: changeset.PHPFPM, Target: target, Name: "pm.max_requests", From: v, To: phpfpmMaxRequests, Direction: Set},
 				Effect:   "each worker is replaced after 2000 requests, so memory a leak or a large request left behind is given back",
 				Risk:     changeset.Risk{Note: "a worker's restart costs a fork and a cold opcache-free start of its state: negligible at 2000 requests"},
-				Source:   "seed 004 (pm.max_requests 2000); php-fpm.conf(5)",
+				Source:   "the smartphone game backend's write-up (pm.max_requests 2000); php-fpm.conf(5)",
 			}
 			if st := p.Status; st != nil {
 				var most, mem int64
@@ -65,7 +65,7 @@ func checkPHPFPMLimits(c *Context) []Finding {
 				Change:   &changeset.Change{Kind: changeset.PHPFPM, Target: target, Name: "request_terminate_timeout", From: v, To: phpfpmTerminateTimeout, Direction: Set},
 				Effect:   "a request stuck on a call without a timeout is killed after 30 s instead of holding its worker until the pool runs out (max_execution_time does not count time spent waiting)",
 				Risk:     changeset.Risk{Note: "a page that legitimately runs longer than 30 s (an export, an upload) is cut off: give it its own pool with a longer timeout"},
-				Source:   "seed 004 (request_terminate_timeout 30); php-fpm.conf(5)",
+				Source:   "the smartphone game backend's write-up (request_terminate_timeout 30); php-fpm.conf(5)",
 			}
 			if p.Interval != nil {
 				if d, ok := p.Interval.Deltas["slow_requests"]; ok && d > 0 {

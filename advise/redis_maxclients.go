@@ -30,7 +30,7 @@ func checkRedisMaxclients(c *Context) []Finding {
 			Apply: fmt.Sprintf("redis-cli CONFIG SET maxclients %d", value)},
 		Effect: "clients are not refused at the peak; size it to web servers × workers × connections per worker (stacktune plan cache-connections)",
 		Risk:   changeset.Risk{Note: fmt.Sprintf("Redis needs maxclients + 32 file descriptors: its LimitNOFILE must be at least %d", value+32)},
-		Source: "Redis docs 'Client handling' (maxclients); seed 004",
+		Source: "Redis docs 'Client handling' (maxclients); the smartphone game backend's write-up",
 	}
 	if r.RejectedConnections > 0 {
 		f.Severity = Critical

@@ -74,10 +74,12 @@ func (r *Result) Changed() []string {
 
 // TargetOutcome is one target's part of a transaction.
 type TargetOutcome struct {
-	Name   string   `json:"name"`
-	Files  []string `json:"files"`
-	Before State    `json:"before"`
-	After  State    `json:"after"`
+	Name  string   `json:"name"`
+	Files []string `json:"files"`
+	// Where says where its files went and why (an Explainer's).
+	Where  string `json:"where,omitempty"`
+	Before State  `json:"before"`
+	After  State  `json:"after"`
 }
 
 // RollbackError is the error of a rollback that could not put everything
@@ -164,14 +166,17 @@ func run(ctx context.Context, targets []Target, opt Options, f fault) (*Result, 
 	if len(problems) > 0 {
 		return res, &RefusedError{Problems: problems}
 	}
-	res.ID = j.ID
 	j.Plan = steps
 
-	// 3. Journal with backups, on disk before any file changes.
+	// 3. Journal with backups, on disk before any file changes. Only then
+	// is there a transaction: a refusal here (a file no longer what the
+	// change was computed from) leaves res without an id, so nothing
+	// says it was applied.
 	tx := &txn{dir: filepath.Join(opt.StateDir, j.ID), j: j, run: run, opt: opt, f: f}
 	if err := tx.journalBackups(); err != nil {
 		return res, err
 	}
+	res.ID = j.ID
 
 	// 4. Files, each still as it was backed up.
 	if stage, err := tx.writeFiles(); err != nil {
@@ -357,7 +362,7 @@ func (tx *txn) activateEach(ctx context.Context, res *Result) (string, error) {
 			return "reading " + t.Name() + " back", err
 		}
 		tx.opt.logf("%s: active and verified", t.Name())
-		res.Targets = append(res.Targets, TargetOutcome{Name: t.Name(), Files: j.Targets[i].Files, Before: j.Targets[i].Before, After: after})
+		res.Targets = append(res.Targets, TargetOutcome{Name: t.Name(), Files: j.Targets[i].Files, Where: whereOf(t), Before: j.Targets[i].Before, After: after})
 	}
 	return "", nil
 }

@@ -163,7 +163,7 @@ func TestRun(t *testing.T) {
 				t.Fatalf("history %v %v", hist, err)
 			}
 			want := map[bool]string{true: stateApplied, false: stateRolledBack}[tc.applied]
-			if hist[0].State != want {
+			if string(hist[0].State) != want {
 				t.Errorf("journal state %q, want %q", hist[0].State, want)
 			}
 		})

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // faultWorld is one transaction over real servers: a MariaDB that reads

@@ -6,15 +6,33 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stacktune/stacktune/changeset"
+	"github.com/stacktune/stacktune/input"
 )
+
+// MaxFileBytes bounds a file apply edits (read before it is changed, to
+// compute the change, back it up and check it was not edited meanwhile):
+// far above a real configuration file.
+const MaxFileBytes = 16 << 20
+
+// readTarget reads a file apply edits: a regular file (a FIFO is refused
+// without blocking) of at most MaxFileBytes; a missing file is an error
+// matching fs.ErrNotExist.
+func readTarget(path string) ([]byte, error) {
+	b, err := input.ReadFile(path, MaxFileBytes)
+	if errors.Is(err, input.ErrTooLarge) {
+		return nil, fmt.Errorf("%w (apply.MaxFileBytes)", err)
+	}
+	return b, err
+}
 
 // settingsFile renders the changes cs into the settings file at path as
 // it is now (format's Edit), as a File computed from that base.
 func settingsFile(format changeset.Format, path string, cs []changeset.Change) (File, error) {
-	old, err := os.ReadFile(path)
+	old, err := readTarget(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return File{}, err
 	}
@@ -29,10 +47,16 @@ func settingsFile(format changeset.Format, path string, cs []changeset.Change) (
 }
 
 // only keeps the changes of one kind, refusing others.
-func only(kind changeset.Kind, what string, cs []changeset.Change) ([]changeset.Change, error) {
+// only checks that every change is of kind and matches its grammar
+// (changeset's Check): the second check, before anything is touched,
+// of changes a target may have been built from without a Set.
+func only(kind changeset.Kind, what string, cs []changeset.Change, more ...changeset.Kind) ([]changeset.Change, error) {
 	for _, c := range cs {
-		if c.Kind != kind {
+		if c.Kind != kind && !slices.Contains(more, c.Kind) {
 			return nil, fmt.Errorf("%s: a %s change (%s) is not a %s", what, c.Kind, c.Name, kind)
+		}
+		if err := c.Check(); err != nil {
+			return nil, fmt.Errorf("%s: %s %s: %w: %w", what, c.Kind, c.Name, changeset.ErrInvalid, err)
 		}
 	}
 	return cs, nil

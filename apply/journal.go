@@ -29,6 +29,17 @@ const (
 	stateRollbackFailed = "rollback-failed"
 )
 
+// TxState is a transaction's state as History lists it (Summary.State):
+// its journal's, a stable code (docs/json.md; the hyphenated ones are
+// older than the rule of snake_case codes and stay: journals on disk
+// hold them).
+type TxState string
+
+// Codes lists the states.
+func (TxState) Codes() []string {
+	return []string{stateWriting, stateActivating, stateApplied, stateRolledBack, stateRollbackFailed}
+}
+
 const journalName = "journal.json"
 
 // journal is one transaction's record, rewritten atomically at every
@@ -153,7 +164,7 @@ func last(stateDir string, states ...string) (string, *journal, error) {
 // base.
 func backup(dir string, f File, n int) (journalFile, error) {
 	jf := journalFile{Path: filepath.Clean(f.Path)}
-	old, err := os.ReadFile(jf.Path)
+	old, err := readTarget(jf.Path)
 	if f.FromBase {
 		exists := err == nil
 		if exists != (f.Base != nil) || exists && !bytes.Equal(old, f.Base) {
@@ -202,7 +213,7 @@ func sum(b []byte) string {
 // absent), right before it is replaced: an edit made in between would
 // be lost.
 func unchanged(dir string, jf journalFile) error {
-	cur, err := os.ReadFile(jf.Path)
+	cur, err := readTarget(jf.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if jf.Existed {
@@ -243,7 +254,7 @@ func restore(dir string, jf journalFile) error {
 	if !jf.Writing {
 		return nil
 	}
-	cur, err := os.ReadFile(jf.Path)
+	cur, err := readTarget(jf.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !jf.Existed {
@@ -338,7 +349,7 @@ func History(stateDir string) ([]Summary, error) {
 		if json.Unmarshal(b, &j) != nil {
 			continue
 		}
-		s := Summary{ID: j.ID, Label: j.Label, State: j.State, Started: j.Started, Error: j.Error}
+		s := Summary{ID: j.ID, Label: j.Label, State: TxState(j.State), Started: j.Started, Error: j.Error}
 		for _, f := range j.Files {
 			s.Files = append(s.Files, f.Path)
 		}
@@ -352,7 +363,7 @@ func History(stateDir string) ([]Summary, error) {
 type Summary struct {
 	ID      string    `json:"id"`
 	Label   string    `json:"label,omitempty"`
-	State   string    `json:"state"`
+	State   TxState   `json:"state"`
 	Started time.Time `json:"started"`
 	Files   []string  `json:"files"`
 	Error   string    `json:"error,omitempty"`

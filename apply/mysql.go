@@ -45,6 +45,12 @@ type MySQL struct {
 	RestartHint string
 	// Label names the target; default "mysql".
 	Label string
+	// Why says why the drop-in is at Path (Where reports it).
+	Why string
+	// Override names a setting the server reads after the drop-in that
+	// wins over key's ("" when none; nil: not known); Plan refuses such
+	// a change: it would hold until the next start only.
+	Override func(key string) string
 
 	changes []changeset.Change
 	file    File
@@ -57,14 +63,12 @@ type MySQL struct {
 // options) of cs: the drop-in at path as it is now, with each change's
 // setting replaced in place or added (changeset.MyCnf.Edit).
 func NewMySQL(db DB, path string, cs []changeset.Change) (*MySQL, error) {
-	m := &MySQL{DB: db, Path: path}
-	for _, c := range cs {
-		if c.Kind != changeset.MySQLVariable && c.Kind != changeset.MySQLOption {
-			return nil, fmt.Errorf("mysql: a %s change (%s) is not a MySQL setting", c.Kind, c.Name)
-		}
-		m.changes = append(m.changes, c)
+	cs, err := only(changeset.MySQLVariable, "mysql", cs, changeset.MySQLOption)
+	if err != nil {
+		return nil, err
 	}
-	old, err := os.ReadFile(path)
+	m := &MySQL{DB: db, Path: path, changes: cs}
+	old, err := readTarget(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
@@ -92,6 +96,14 @@ func (m *MySQL) Name() string {
 	return "mysql"
 }
 func (m *MySQL) Files() []File { return []File{m.file} }
+
+// Where says where the drop-in is and why (Why), or only where.
+func (m *MySQL) Where() string {
+	if m.Why != "" {
+		return m.Why
+	}
+	return "my.cnf drop-in: " + m.Path
+}
 
 // Wanted is each change's variable (as SHOW GLOBAL VARIABLES names it)
 // and value.
@@ -194,6 +206,13 @@ func (m *MySQL) Plan(ctx context.Context, running State) ([]Step, error) {
 		seen[k] = true
 		meta := m.meta[k]
 		s := Step{Key: k, From: c.From, Running: running[k], To: c.To}
+		if m.Override != nil {
+			if o := m.Override(k); o != "" {
+				s.Problem = fmt.Sprintf("%s: %s: the server's next start takes that value, not the drop-in's; remove it there, or give --mysql-conf a file read after it", k, o)
+				steps = append(steps, s)
+				continue
+			}
+		}
 		switch {
 		case c.Kind == changeset.MySQLOption || !meta.Exists:
 			if c.Kind == changeset.MySQLVariable {

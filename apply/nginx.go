@@ -40,6 +40,10 @@ type Nginx struct {
 // NewNginx loads the configuration under main and renders the nginx
 // changes of cs into new file contents.
 func NewNginx(main string, cs []changeset.Change) (*Nginx, error) {
+	cs, err := only(changeset.Nginx, "nginx", cs)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := nginxconf.Load(main)
 	if err != nil {
 		return nil, err

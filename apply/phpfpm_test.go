@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // phpfpmChanges turns "pool|setting|from|to" into php-fpm-pool changes.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 )
 
@@ -19,6 +18,8 @@ type Preview struct {
 	New     []byte `json:"-"`
 	Diff    string `json:"diff"`
 	Skipped bool   `json:"skipped,omitempty"` // host-wide, not run
+	// Where says why the file goes there (an Explainer's).
+	Where string `json:"where,omitempty"`
 }
 
 // Plan is what a transaction would do, for a dry run: every file with
@@ -46,8 +47,8 @@ func DryRun(ctx context.Context, targets []Target, opt Options) (*Plan, error) {
 			run = append(run, t)
 		}
 		for _, f := range filesOf(t) {
-			p := Preview{Target: t.Name(), Path: f.Path, New: f.Data, Skipped: isHostWide(t) && !opt.HostWide}
-			old, err := os.ReadFile(f.Path)
+			p := Preview{Target: t.Name(), Path: f.Path, New: f.Data, Skipped: isHostWide(t) && !opt.HostWide, Where: whereOf(t)}
+			old, err := readTarget(f.Path)
 			switch {
 			case err == nil:
 				p.Exists, p.Old = true, old

@@ -44,3 +44,26 @@ func TestHTTPProbe(t *testing.T) {
 		t.Errorf("probe took %s after its context ended", d)
 	}
 }
+
+// TestHTTPProbeMasksTheURL: the probe's errors name the URL without its
+// password or query values, whether the server answers 5xx or nothing.
+func TestHTTPProbeMasksTheURL(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for name, base := range map[string]string{"5xx": down.URL, "refused": closed.URL} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			u := strings.Replace(base, "http://", "http://probe:pw-S3CRET@", 1) + "/health?key=S3CRET"
+			err := HTTPProbe(u)(ctx)
+			want := strings.Replace(base, "http://", "http://probe:***@", 1) + "/health?key=***"
+			if err == nil || strings.Contains(err.Error(), "S3CRET") || !strings.Contains(err.Error(), "GET "+want) {
+				t.Errorf("probe error %v, want one naming %s", err, want)
+			}
+		})
+	}
+}

@@ -19,10 +19,17 @@ type Services struct {
 	DB DB
 	// Schema is the database of index changes whose table names none.
 	Schema string
-	// MySQLConf is where the my.cnf drop-in is written.
-	MySQLConf    string
-	MySQLCheck   func(ctx context.Context) error
-	MySQLRestart func(ctx context.Context) error
+	// MySQLConf is where the my.cnf drop-in is written; MySQLConfWhere
+	// says why there, for people (package mysqlconf's Config.Why), and
+	// why there is none when MySQLConf is "".
+	MySQLConf      string
+	MySQLConfWhere string
+	// MySQLOverride names a setting the server reads after the drop-in
+	// that would win over key's ("" when none; nil: not known): such a
+	// change is refused (mysqlconf's Config.Override).
+	MySQLOverride func(key string) string
+	MySQLCheck    func(ctx context.Context) error
+	MySQLRestart  func(ctx context.Context) error
 	// MySQLRestartHint is how a person restarts the server.
 	MySQLRestartHint string
 
@@ -92,85 +99,16 @@ func FromChangeSet(s *changeset.Set, o Services) ([]Target, []string, error) {
 	}
 	var ts []Target
 	var notes []string
-	if cs := s.Of(changeset.MySQLVariable, changeset.MySQLOption); len(cs) > 0 {
-		if o.DB == nil {
-			return nil, nil, fmt.Errorf("%d MySQL changes need the server (a DSN) to apply and read back", len(cs))
+	for _, k := range targetKinds {
+		if cs := s.Of(k.kinds...); len(cs) > 0 {
+			t, err := k.build(cs, o)
+			if err != nil {
+				return nil, nil, err
+			}
+			ts = append(ts, t...)
 		}
-		if o.MySQLConf == "" {
-			return nil, nil, fmt.Errorf("no destination for the my.cnf drop-in")
-		}
-		m, err := NewMySQL(o.DB, o.MySQLConf, cs)
-		if err != nil {
-			return nil, nil, err
-		}
-		m.Check, m.Restart, m.RestartHint = o.MySQLCheck, o.MySQLRestart, o.MySQLRestartHint
-		ts = append(ts, m)
 	}
-	if cs := s.Of(changeset.Nginx); len(cs) > 0 {
-		if o.NginxConf == "" {
-			return nil, nil, fmt.Errorf("%d nginx changes, and no nginx.conf to edit", len(cs))
-		}
-		n, err := NewNginx(o.NginxConf, cs)
-		if err != nil {
-			return nil, nil, fmt.Errorf("nginx changes into %s: %w", o.NginxConf, err)
-		}
-		n.Test, n.Reload, n.Probe = o.NginxTest, o.NginxReload, o.NginxProbe
-		ts = append(ts, n)
-	}
-	if cs := s.Of(changeset.PHPFPM); len(cs) > 0 {
-		if o.PHPFPMConf == "" {
-			return nil, nil, fmt.Errorf("%d PHP-FPM changes, and no php-fpm.conf to edit (--php-fpm-conf)", len(cs))
-		}
-		p, err := NewPHPFPM(o.PHPFPMConf, cs)
-		if err != nil {
-			return nil, nil, fmt.Errorf("PHP-FPM changes into %s: %w", o.PHPFPMConf, err)
-		}
-		p.Test, p.Reload, p.ReloadHint = o.PHPFPMTest, o.PHPFPMReload, o.PHPFPMReloadHint
-		ts = append(ts, p)
-	}
-	if cs := s.Of(changeset.Index); len(cs) > 0 {
-		if o.DB == nil {
-			return nil, nil, fmt.Errorf("%d indexes need the server (a DSN) to add them on", len(cs))
-		}
-		d, err := NewIndexes(o.DB, o.Schema, cs)
-		if err != nil {
-			return nil, nil, err
-		}
-		ts = append(ts, d)
-	}
-	if cs := s.Of(changeset.Sysctl); len(cs) > 0 {
-		sc, err := NewSysctl(o.sysctlConf(), cs)
-		if err != nil {
-			return nil, nil, err
-		}
-		sc.ProcRoot = o.procRoot()
-		ts = append(ts, sc)
-	}
-	var units []string
-	byUnit := map[string][]changeset.Change{}
-	for _, c := range s.Of(changeset.Systemd) {
-		if _, ok := byUnit[c.Target]; !ok {
-			units = append(units, c.Target)
-		}
-		byUnit[c.Target] = append(byUnit[c.Target], c)
-	}
-	for _, unit := range units {
-		d, err := NewSystemdDropIn(unit, filepath.Join(o.systemdDir(), unit+".d", "stacktune.conf"), byUnit[unit])
-		if err != nil {
-			return nil, nil, err
-		}
-		d.Run = o.SystemdRun
-		ts = append(ts, d)
-	}
-	for _, n := range []struct {
-		kind changeset.Kind
-		why  string
-	}{
-		{changeset.Memcached, "memcached's options live in the distribution's own file (/etc/memcached.conf, /etc/default/memcached or /etc/sysconfig/memcached): set them there (memcached/options of the change set's directory holds them) and restart memcached"},
-		{changeset.Redis, "set them with redis-cli CONFIG SET, then CONFIG REWRITE to keep them (or add them to redis.conf)"},
-		{changeset.Mount, "a mount option is set in /etc/fstab and takes effect with mount -o remount: fstab/stacktune of the change set's directory lists them"},
-		{changeset.App, "a change to the application's code or settings, for its developers"},
-	} {
+	for _, n := range notApplied {
 		if cs := s.Of(n.kind); len(cs) > 0 {
 			var names []string
 			for _, c := range cs {
@@ -182,6 +120,122 @@ func FromChangeSet(s *changeset.Set, o Services) ([]Target, []string, error) {
 		}
 	}
 	return ts, notes, nil
+}
+
+// A targetKind is one entry of the registry of apply targets: the kinds
+// of change its targets make, and how FromChangeSet builds them.
+type targetKind struct {
+	kinds []changeset.Kind
+	build func(cs []changeset.Change, o Services) ([]Target, error)
+}
+
+// targetKinds is the registry of apply targets, in the order
+// FromChangeSet builds them (and Run activates them): a new target is an
+// entry here and its file (see ARCHITECTURE.md, "How to add").
+var targetKinds = []targetKind{
+	{[]changeset.Kind{changeset.MySQLVariable, changeset.MySQLOption}, buildMySQL},
+	{[]changeset.Kind{changeset.Nginx}, buildNginx},
+	{[]changeset.Kind{changeset.PHPFPM}, buildPHPFPM},
+	{[]changeset.Kind{changeset.Index}, buildIndexes},
+	{[]changeset.Kind{changeset.Sysctl}, buildSysctl},
+	{[]changeset.Kind{changeset.Systemd}, buildSystemd},
+}
+
+// notApplied are the kinds no target makes, each with why and what a
+// person does instead (FromChangeSet's notes).
+var notApplied = []struct {
+	kind changeset.Kind
+	why  string
+}{
+	{changeset.Memcached, "memcached's options live in the distribution's own file (/etc/memcached.conf, /etc/default/memcached or /etc/sysconfig/memcached): set them there (memcached/options of the change set's directory holds them) and restart memcached"},
+	{changeset.Redis, "set them with redis-cli CONFIG SET, then CONFIG REWRITE to keep them (or add them to redis.conf)"},
+	{changeset.Mount, "a mount option is set in /etc/fstab and takes effect with mount -o remount: fstab/stacktune of the change set's directory lists them"},
+	{changeset.App, "a change to the application's code or settings, for its developers"},
+}
+
+func buildMySQL(cs []changeset.Change, o Services) ([]Target, error) {
+	if o.DB == nil {
+		return nil, fmt.Errorf("%d MySQL changes need the server (a DSN) to apply and read back", len(cs))
+	}
+	if o.MySQLConf == "" {
+		if o.MySQLConfWhere != "" {
+			return nil, fmt.Errorf("no destination for the my.cnf drop-in: %s", o.MySQLConfWhere)
+		}
+		return nil, fmt.Errorf("no destination for the my.cnf drop-in")
+	}
+	m, err := NewMySQL(o.DB, o.MySQLConf, cs)
+	if err != nil {
+		return nil, err
+	}
+	m.Check, m.Restart, m.RestartHint = o.MySQLCheck, o.MySQLRestart, o.MySQLRestartHint
+	m.Why, m.Override = o.MySQLConfWhere, o.MySQLOverride
+	return []Target{m}, nil
+}
+
+func buildNginx(cs []changeset.Change, o Services) ([]Target, error) {
+	if o.NginxConf == "" {
+		return nil, fmt.Errorf("%d nginx changes, and no nginx.conf to edit", len(cs))
+	}
+	n, err := NewNginx(o.NginxConf, cs)
+	if err != nil {
+		return nil, fmt.Errorf("nginx changes into %s: %w", o.NginxConf, err)
+	}
+	n.Test, n.Reload, n.Probe = o.NginxTest, o.NginxReload, o.NginxProbe
+	return []Target{n}, nil
+}
+
+func buildPHPFPM(cs []changeset.Change, o Services) ([]Target, error) {
+	if o.PHPFPMConf == "" {
+		return nil, fmt.Errorf("%d PHP-FPM changes, and no php-fpm.conf to edit (--php-fpm-conf)", len(cs))
+	}
+	p, err := NewPHPFPM(o.PHPFPMConf, cs)
+	if err != nil {
+		return nil, fmt.Errorf("PHP-FPM changes into %s: %w", o.PHPFPMConf, err)
+	}
+	p.Test, p.Reload, p.ReloadHint = o.PHPFPMTest, o.PHPFPMReload, o.PHPFPMReloadHint
+	return []Target{p}, nil
+}
+
+func buildIndexes(cs []changeset.Change, o Services) ([]Target, error) {
+	if o.DB == nil {
+		return nil, fmt.Errorf("%d indexes need the server (a DSN) to add them on", len(cs))
+	}
+	d, err := NewIndexes(o.DB, o.Schema, cs)
+	if err != nil {
+		return nil, err
+	}
+	return []Target{d}, nil
+}
+
+func buildSysctl(cs []changeset.Change, o Services) ([]Target, error) {
+	sc, err := NewSysctl(o.sysctlConf(), cs)
+	if err != nil {
+		return nil, err
+	}
+	sc.ProcRoot = o.procRoot()
+	return []Target{sc}, nil
+}
+
+// buildSystemd makes a drop-in per unit, in the order the units come.
+func buildSystemd(cs []changeset.Change, o Services) ([]Target, error) {
+	var units []string
+	byUnit := map[string][]changeset.Change{}
+	for _, c := range cs {
+		if _, ok := byUnit[c.Target]; !ok {
+			units = append(units, c.Target)
+		}
+		byUnit[c.Target] = append(byUnit[c.Target], c)
+	}
+	var ts []Target
+	for _, unit := range units {
+		d, err := NewSystemdDropIn(unit, filepath.Join(o.systemdDir(), unit+".d", "stacktune.conf"), byUnit[unit])
+		if err != nil {
+			return nil, err
+		}
+		d.Run = o.SystemdRun
+		ts = append(ts, d)
+	}
+	return ts, nil
 }
 
 // Applied describes the newest applied transaction of a state directory:

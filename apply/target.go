@@ -55,6 +55,21 @@ type FileWriter interface {
 	Files() []File
 }
 
+// Explainer is a target that says where its files go and why (the
+// server read that directory, found from its command line), for
+// people: Run and DryRun report it beside the files.
+type Explainer interface {
+	Where() string
+}
+
+// whereOf is a target's Where, or "".
+func whereOf(t Target) string {
+	if e, ok := t.(Explainer); ok {
+		return e.Where()
+	}
+	return ""
+}
+
 // Validator checks the files on disk before anything uses them (nginx
 // -t, the server's own option check).
 type Validator interface {
@@ -119,13 +134,22 @@ func handFix(t Target, key, want string) string {
 	return ""
 }
 
-// How a step takes effect.
+// How is how a step takes effect, as a stable code (docs/json.md);
+// report says it in words.
+type How string
+
+// The ways a step takes effect.
 const (
-	HowSet     = "set at once"
-	HowRestart = "restart"
-	HowReload  = "reload"
-	HowNone    = "already in force"
+	HowSet     How = "set"      // at once (SET GLOBAL, a sysctl, a DDL statement)
+	HowRestart How = "restart"  // when the service restarts
+	HowReload  How = "reload"   // when the service reloads
+	HowNone    How = "in_force" // the wanted value is in force already
 )
+
+// Codes lists the ways.
+func (How) Codes() []string {
+	return []string{string(HowSet), string(HowRestart), string(HowReload), string(HowNone)}
+}
 
 // Step is one setting of a plan.
 type Step struct {
@@ -141,7 +165,7 @@ type Step struct {
 	Expect string `json:"expect,omitempty"`
 	// How is how it takes effect (HowSet, HowRestart, HowReload,
 	// HowNone), with the statement or command where there is one.
-	How     string `json:"how"`
+	How     How    `json:"how"`
 	Command string `json:"command,omitempty"`
 	Note    string `json:"note,omitempty"`
 	// Problem says why the change cannot be made as planned; Drift marks

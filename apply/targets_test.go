@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // vars makes MySQL variable changes from "name=value" or
@@ -162,9 +162,16 @@ func TestMySQLTarget(t *testing.T) {
 		for _, spec := range []string{"max_connections=1000000", "max_connections=5", "max_connections=lots", "slow_query_log=maybe", "no_such_variable=1"} {
 			before := allVariables(t, srv)
 			file, _ := os.ReadFile(filepath.Join(srv.ConfDir(), "99-stacktune.cnf"))
-			m := mysqlTarget(t, srv, nil, vars(spec))
-			_, err := Run(ctx, []Target{m}, opt)
-			if !errors.Is(err, ErrRefused) {
+			// A value outside the variable's type is refused by its
+			// grammar before the target is built; one of the right type
+			// that this server would clamp, or a variable it lacks, by
+			// the plan.
+			m, err := NewMySQL(srv.DB(), filepath.Join(srv.ConfDir(), "99-stacktune.cnf"), vars(spec))
+			if err == nil {
+				m.Check, m.Restart = srv.CheckConfig, srv.Restart
+				_, err = Run(ctx, []Target{m}, opt)
+			}
+			if !errors.Is(err, ErrRefused) && !errors.Is(err, changeset.ErrInvalid) {
 				t.Errorf("%s: err = %v, want refused", spec, err)
 			}
 			if d := diffVariables(before, allVariables(t, srv)); len(d) > 0 {
@@ -571,4 +578,55 @@ func TestNginxTarget(t *testing.T) {
 	if b, _ := os.ReadFile(n.ConfigPath()); string(b) != string(old) {
 		t.Errorf("rollback did not restore nginx.conf")
 	}
+}
+
+// TestMySQLDropInOverridden: a change that a setting read after the
+// drop-in would undo at the next start is refused before anything
+// changes, naming that setting; the others of the transaction with it.
+// Where the drop-in went and why is in the result and the dry run.
+func TestMySQLDropInOverridden(t *testing.T) {
+	srv := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{ConfigFiles: true})
+	ctx := context.Background()
+	opt := Options{StateDir: t.TempDir()}
+	later := filepath.Join(srv.ConfDir(), "zz-local.cnf")
+	if err := os.WriteFile(later, []byte("[mysqld]\nmax_connections = 60\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	override := func(k string) string {
+		if k == "max_connections" {
+			return later + ":2 sets max_connections = 60, read after the drop-in"
+		}
+		return ""
+	}
+	why := "my.cnf drop-in: " + filepath.Join(srv.ConfDir(), "99-stacktune.cnf") + " (the test says why)"
+	t.Run("overridden: refused", func(t *testing.T) {
+		before := allVariables(t, srv)
+		m := mysqlTarget(t, srv, nil, vars("max_connections=90", "wait_timeout=700"))
+		m.Override, m.Why = override, why
+		_, err := Run(ctx, []Target{m}, opt)
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "max_connections: "+later+":2 sets max_connections = 60, read after the drop-in: the server's next start takes that value") {
+			t.Fatalf("err = %v", err)
+		}
+		if d := diffVariables(before, allVariables(t, srv)); len(d) > 0 {
+			t.Errorf("changed variables: %v", d)
+		}
+		if _, err := os.Stat(m.Path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the drop-in was written: %v", err)
+		}
+	})
+	t.Run("not overridden: applied, and said where", func(t *testing.T) {
+		m := mysqlTarget(t, srv, nil, vars("wait_timeout=700"))
+		m.Override, m.Why = override, why
+		plan, err := DryRun(ctx, []Target{m}, opt)
+		if err != nil || len(plan.Files) != 1 || plan.Files[0].Where != why {
+			t.Fatalf("dry run: %v, %+v", err, plan)
+		}
+		res, err := Run(ctx, []Target{m}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Targets) != 1 || res.Targets[0].Where != why {
+			t.Errorf("targets %+v", res.Targets)
+		}
+	})
 }

@@ -24,8 +24,9 @@
 // stalled ones in flight (RunResult.Stalled: older at the end than the
 // longest request the run completed, or all when none completed) count
 // against the pass thresholds (see scenario.FailIf); the others in flight
-// were cut by the end of the run. URL passwords never reach the summary
-// or an error: they are masked as "user:***@" (loadgen.MaskURL).
+// were cut by the end of the run. URL passwords and query values never
+// reach the summary or an error: they are masked as "user:***@" and
+// "?token=***" (loadgen.MaskURL).
 package benchrun
 
 import (
@@ -214,15 +215,16 @@ func (e *BoundError) Unwrap() error { return loadgen.ErrMaxDuration }
 // against the bound up front.
 var runOverhead = time.Second
 
-// maskedError masks URL passwords in an error's message and keeps the
-// error for errors.Is and errors.As.
+// maskedError masks URLs in an error's message (loadgen.MaskCredentials:
+// passwords and query values) and keeps the error for errors.Is and
+// errors.As.
 type maskedError struct{ err error }
 
 func (e *maskedError) Error() string { return loadgen.MaskCredentials(e.err.Error()) }
 func (e *maskedError) Unwrap() error { return e.err }
 
-// MaskError returns err with URL passwords masked in its message
-// ("user:***@"); nil stays nil.
+// MaskError returns err with URL passwords and query values masked in
+// its message ("user:***@", "?token=***"); nil stays nil.
 func MaskError(err error) error {
 	if err == nil {
 		return nil

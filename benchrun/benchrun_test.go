@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // server starts an in-process HTTP server whose handler answers after
@@ -295,6 +295,13 @@ func TestRunMasksPasswords(t *testing.T) {
 	}))
 	defer auth.Close()
 	withCreds := strings.Replace(auth.URL, "http://", "http://user:secret@", 1)
+	// token answers only the right token in the query.
+	token := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("token") != "hunter2" {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+		}
+	}))
+	defer token.Close()
 	dir := t.TempDir()
 	write := func(name, base string) string {
 		path := filepath.Join(dir, name)
@@ -317,6 +324,12 @@ func TestRunMasksPasswords(t *testing.T) {
 			Label: "after http://admin:hunter2@db/ was tuned"},
 			check: func(t *testing.T, s *Summary) {
 				if !s.Passed || s.Target != strings.Replace(auth.URL, "http://", "http://user:***@", 1)+"/" || s.Label != "after http://admin:***@db/ was tuned" {
+					t.Errorf("passed %v (%q), target %q, label %q", s.Passed, s.FailReasons, s.Target, s.Label)
+				}
+			}},
+		{name: "URL with a token in its query", opt: Options{URL: token.URL + "/x?token=hunter2&page=2", Load: load, Label: "vs " + token.URL + "/?token=hunter2"},
+			check: func(t *testing.T, s *Summary) {
+				if !s.Passed || s.Target != token.URL+"/x?token=***&page=***" || s.Label != "vs "+token.URL+"/?token=***" {
 					t.Errorf("passed %v (%q), target %q, label %q", s.Passed, s.FailReasons, s.Target, s.Label)
 				}
 			}},

@@ -20,12 +20,15 @@ type Closer string
 const (
 	// CloserWeb: the web server (the MySQL client) closes first. This is
 	// non-persistent PHP: mysqlnd sends COM_QUIT and closes its socket at
-	// the end of the request, an active close (seed 003).
+	// the end of the request, an active close (the PHP + MySQL TIME_WAIT write-up).
 	CloserWeb Closer = "web"
 	// CloserDB: the MySQL server closes first (for example connections ended
 	// by wait_timeout, or a client that waits for the server's FIN).
 	CloserDB Closer = "db"
 )
+
+// Codes lists the sides (docs/json.md).
+func (Closer) Codes() []string { return []string{string(CloserWeb), string(CloserDB)} }
 
 // Limits beyond which an input is taken for a typo rather than a plan.
 const (
@@ -44,7 +47,7 @@ const (
 
 // Figures fixed by the software, named where they are used.
 const (
-	// LiveSocketsPerWorker is seed 003's "httpd 数の4倍": each worker has a
+	// LiveSocketsPerWorker is the TIME_WAIT write-up's "httpd 数の4倍": each worker has a
 	// client connection and a MySQL connection (2), doubled for client
 	// connections opened anew when keep-alive does not hold (256 × 4 = 1024).
 	LiveSocketsPerWorker = 4
@@ -70,7 +73,7 @@ const (
 // the zero value is not a valid plan.
 type Options struct {
 	// Rate is the target request rate over all web servers, in requests
-	// per second (the peak to survive, not the daily mean). Seed 003's
+	// per second (the peak to survive, not the daily mean). The TIME_WAIT write-up's
 	// "900 req/s per web server on 100 servers" is Rate 90000.
 	Rate float64
 	// Servers is the number of web servers; the load balancer is assumed
@@ -90,7 +93,7 @@ type Options struct {
 	Closer Closer
 	// OtherFiles is the number of files mysqld needs besides connections
 	// (tables, logs); 0 derives it from TableOpenCache (MySQLOtherFiles).
-	// Seed 003: open_files_limit 5000 at the default max_connections 151,
+	// The PHP + MySQL TIME_WAIT write-up: open_files_limit 5000 at the default max_connections 151,
 	// so 5000 - 151 = 4849.
 	OtherFiles int
 	// TableOpenCache is the server's table_open_cache (0: unknown), from
@@ -130,7 +133,7 @@ type Options struct {
 	Headroom float64
 }
 
-// DefaultOptions are the defaults: seed 003's host where it has one.
+// DefaultOptions are the defaults: the TIME_WAIT write-up's host where it has one.
 func DefaultOptions() Options {
 	return Options{
 		Closer:                CloserWeb,
@@ -277,7 +280,7 @@ type Result struct {
 	Setting     *Setting `json:"setting,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
-	// Source is where the rule comes from: a seed or a manual.
+	// Source is where the rule comes from: a public write-up or a manual.
 	Source string `json:"source"`
 }
 

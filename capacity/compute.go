@@ -121,7 +121,7 @@ func (c *calc) concurrency() Result {
 		Formula: "L = rate × headroom × mean response time, against the workers: servers × workers per server",
 		Calculation: fmt.Sprintf("%s × %s s = %s requests in flight; workers %d × %d = %d, %s busy on average",
 			c.rate(), Num(c.respSec), Num(c.inFlight), o.Servers, o.Workers, c.capacity, pct(busy)),
-		Source: "Little's law (L = λW); seed 004",
+		Source: "Little's law (L = λW); the smartphone game backend's write-up",
 	}
 	// Workers per server for at most busyWarn utilisation.
 	want := ceil(c.inFlight / (busyWarn * float64(o.Servers)))
@@ -149,7 +149,7 @@ func (c *calc) concurrency() Result {
 				"%d workers per server keep them at 80%%", pct(busy), busyWarn*100, want))
 	case busy < idleNote:
 		r.Notes = append(r.Notes, "workers are mostly idle: fewer would serve this rate, and more workers is not more throughput "+
-			"(seed 004: 20 PHP-FPM children on 8 cores beat 50); size them from CPU time per request and cores, then load-test")
+			"(the smartphone game backend: 20 PHP-FPM children on 8 cores beat 50); size them from CPU time per request and cores, then load-test")
 	}
 	if busy > busyWarn && want != o.Workers {
 		r.Setting = &Setting{Kind: KindAppServer, Name: "workers per server (pm.max_children, MaxRequestWorkers)",
@@ -169,7 +169,7 @@ func (c *calc) serversNeeded() Result {
 		Calculation: fmt.Sprintf("ceil(%s / %s) = ceil(%s) = %d (now %d)", c.rate(), Num(o.PerServerRate), Num(exact), n, o.Servers),
 		Setting: &Setting{Kind: KindFleet, Name: "web servers", Value: fmt.Sprint(n), Current: fmt.Sprint(o.Servers),
 			Host: HostFleet, Where: "load balancer pool or autoscaling group"},
-		Source: "seed 003 (935 req/s measured on one server), seed 004 (40 → 5-15 servers)",
+		Source: "the PHP + MySQL TIME_WAIT write-up (935 req/s measured on one server), the smartphone game backend's write-up (40 → 5-15 servers)",
 	}
 	switch {
 	case n > o.Servers:
@@ -177,7 +177,7 @@ func (c *calc) serversNeeded() Result {
 			o.Servers, n-o.Servers, o.Servers, n))
 	case n < o.Servers:
 		r.Notes = append(r.Notes, fmt.Sprintf("%d servers are more than this rate needs; the other figures use the %d given: plan again with %d to size the smaller fleet "+
-			"(seed 004 went from 40 web servers to 5-15, and from 60 to 30 at peak, once tuning raised the rate per server)", o.Servers, o.Servers, n))
+			"(the smartphone game backend went from 40 web servers to 5-15, and from 60 to 30 at peak, once tuning raised the rate per server)", o.Servers, o.Servers, n))
 	}
 	r.Notes = append(r.Notes, "measure the rate per server on one server at a response time you accept (stacktune bench against one server), not at saturation")
 	return r
@@ -191,7 +191,7 @@ func (c *calc) maxConnections() Result {
 		Calculation: fmt.Sprintf("%d × %d + %d = %d", o.Servers, o.Workers, o.AdminConnections, c.maxConn),
 		Setting: &Setting{Kind: KindMySQLVariable, Name: "max_connections", Value: fmt.Sprint(c.maxConn),
 			Host: HostMySQL, Where: "my.cnf [mysqld]; dynamic too: SET GLOBAL max_connections"},
-		Source: "seed 003 (100 × 255 = 25500); MySQL manual (max_connections)",
+		Source: "the PHP + MySQL TIME_WAIT write-up (100 × 255 = 25500); MySQL manual (max_connections)",
 	}
 	if c.maxConn > mysqlMaxConnections {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d is above max_connections' maximum of %d: pool connections (ProxySQL) or run fewer workers",
@@ -225,17 +225,17 @@ func (c *calc) openFilesLimit() Result {
 		Calculation: fmt.Sprintf("%d + %d = %d", c.other, c.maxConn, n),
 		Setting: &Setting{Kind: KindMySQLVariable, Name: "open_files_limit", Value: fmt.Sprint(n),
 			Host: HostMySQL, Where: "my.cnf [mysqld]; read-only at run time, so restart; the process limit (LimitNOFILE) must allow it"},
-		Source: "seed 003 ((5000 - 151) + 25500 = 30349); MySQL manual (open_files_limit)",
+		Source: "the PHP + MySQL TIME_WAIT write-up ((5000 - 151) + 25500 = 30349); MySQL manual (open_files_limit)",
 	}
 	if n > maxFiles {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d is above fs.nr_open's default of %d: raise fs.nr_open first, no process can be allowed more", n, maxFiles))
 	}
 	r.Notes = append(r.Notes, "files besides connections: "+c.otherFormula,
-		"seed 003's mysqld had open_files_limit 5000 at the default max_connections 151, so 5000 - 151 = 4849 for tables and logs; "+
+		"the TIME_WAIT write-up's mysqld had open_files_limit 5000 at the default max_connections 151, so 5000 - 151 = 4849 for tables and logs; "+
 			"a larger table cache needs two per table (--table-open-cache) and the audit derives it the same way from the running server",
 		"mysqld also asks the kernel for up to 5 × max_connections, but takes less when its process limit is lower without shrinking anything; "+
 			"given fewer than this it lowers table_open_cache and max_connections (\"Changed limits\" in the error log). "+
-			"Check SHOW GLOBAL VARIABLES after the restart (seed 003 read 30349 and 25500)")
+			"Check SHOW GLOBAL VARIABLES after the restart (the PHP + MySQL TIME_WAIT write-up read 30349 and 25500)")
 	return r
 }
 
@@ -249,11 +249,11 @@ func (c *calc) mysqldLimitNOFILE() Result {
 			Host: HostMySQL, Where: "systemctl edit mysqld (mariadb for MariaDB), [Service] section, then systemctl restart mysqld"},
 		Notes: []string{
 			"set it in a drop-in: systemctl edit writes /etc/systemd/system/mysqld.service.d/override.conf, which survives package upgrades " +
-				"(seed 003 used systemctl edit --full, a copy of the whole unit)",
-			"ulimit -n in a shell does not reach a service systemd starts: only the unit's LimitNOFILE does (seed 003)",
-			"fs.file-max, the limit for the whole system, must stay above every process's files (seed 003: the default 97634 was enough)",
+				"(the PHP + MySQL TIME_WAIT write-up used systemctl edit --full, a copy of the whole unit)",
+			"ulimit -n in a shell does not reach a service systemd starts: only the unit's LimitNOFILE does (the PHP + MySQL TIME_WAIT write-up)",
+			"fs.file-max, the limit for the whole system, must stay above every process's files (the PHP + MySQL TIME_WAIT write-up: the default 97634 was enough)",
 		},
-		Source: "seed 003; systemd.exec(5) (LimitNOFILE)",
+		Source: "the PHP + MySQL TIME_WAIT write-up; systemd.exec(5) (LimitNOFILE)",
 	}
 }
 
@@ -262,7 +262,7 @@ func (c *calc) threadCacheSize() Result {
 	def := min(100, 8+c.maxConn/100)
 	r := Result{
 		ID: IDThreadCacheSize, Title: "MySQL thread_cache_size", Unit: "threads",
-		Source: "seed 004 (thread_cache_size up to max_connections); MySQL manual (thread_cache_size)",
+		Source: "the smartphone game backend's write-up (thread_cache_size up to max_connections); MySQL manual (thread_cache_size)",
 		Notes: []string{
 			"check at peak: Threads_created should barely grow between two SHOW GLOBAL STATUS readings",
 			"a thread pool (thread_handling=pool-of-threads in MariaDB or Percona Server) ignores it",
@@ -281,7 +281,7 @@ func (c *calc) threadCacheSize() Result {
 			"never less than MySQL's own default"
 		r.Calculation = fmt.Sprintf("min(%d, %d, max(ceil(%s) = %d, %d)) = %d", c.maxConn, threadCacheMax, Num(c.inFlight), l, def, n)
 		r.Notes = append([]string{fmt.Sprintf("with a connection per request MySQL gets %s new connections per second; each finds a cached thread "+
-			"instead of creating one while the cache covers the connections open at once. A thread is only cached after it existed, so seed 004's "+
+			"instead of creating one while the cache covers the connections open at once. A thread is only cached after it existed, so the smartphone game backend's "+
 			"thread_cache_size = max_connections costs little, but past the connections open at once it buys nothing", Num(c.planned))}, r.Notes...)
 	}
 	r.Value = float64(n)
@@ -292,7 +292,7 @@ func (c *calc) threadCacheSize() Result {
 
 // twBuckets is the tcp_max_tw_buckets to set for count TIME_WAIT sockets:
 // the current value when it holds them (never lower it), else the next
-// power of two, as seed 003's 65536 for 54000.
+// power of two, as the TIME_WAIT write-up's 65536 for 54000.
 func twBuckets(count, current int) int {
 	if count <= current {
 		return current
@@ -322,13 +322,13 @@ func (c *calc) timeWaitWeb() Result {
 		ID: IDTimeWaitWeb, Title: "TIME_WAIT sockets per web server (to MySQL)", Value: float64(c.twWeb), Unit: "sockets",
 		Setting: &Setting{Kind: KindSysctl, Name: "net.ipv4.tcp_max_tw_buckets", Value: fmt.Sprint(twBuckets(c.twWeb, o.TWBuckets)),
 			Current: fmt.Sprint(o.TWBuckets), Host: HostWeb, Where: "a file in /etc/sysctl.d, then sysctl --system"},
-		Source: "seed 003; Linux ip-sysctl.txt (tcp_max_tw_buckets)",
+		Source: "the PHP + MySQL TIME_WAIT write-up; Linux ip-sysctl.txt (tcp_max_tw_buckets)",
 	}
 	switch {
 	case o.Persistent:
 		r.Formula = "0: persistent connections are not closed per request, so they leave no TIME_WAIT per request"
 		r.Calculation = "0; " + c.twCalc(0)
-		r.Notes = append(r.Notes, "seed 003 found PHP's persistent connections unusable in practice with MySQL transactions: check that a connection's "+
+		r.Notes = append(r.Notes, "the PHP + MySQL TIME_WAIT write-up found PHP's persistent connections unusable in practice with MySQL transactions: check that a connection's "+
 			"state (open transaction, session variables, locks) cannot leak into the next request")
 	case o.Closer == CloserDB:
 		r.Formula = "0: the MySQL server closes first and holds the TIME_WAIT; the web server's side ends through LAST_ACK without it"
@@ -338,14 +338,14 @@ func (c *calc) timeWaitWeb() Result {
 		r.Calculation = fmt.Sprintf("%s / %d × %s s = %s req/s × %s s = %d; %s",
 			c.rate(), o.Servers, Num(c.twSec), Num(c.perServer), Num(c.twSec), c.twWeb, c.twCalc(c.twWeb))
 		r.Notes = append(r.Notes, "the side that closes first holds the TIME_WAIT: non-persistent PHP ends every request with an active close toward MySQL, "+
-			"so each web server keeps one per request (seed 003; right after 100000 requests at 1555 req/s it counted 43836 sockets to port 3306 on the web server)")
+			"so each web server keeps one per request (the PHP + MySQL TIME_WAIT write-up; right after 100000 requests at 1555 req/s it counted 43836 sockets to port 3306 on the web server)")
 	}
 	c.twWarning(&r, c.twWeb, "web server")
 	r.Notes = append(r.Notes,
 		"TIME_WAIT lasts 60 s, TCP_TIMEWAIT_LEN compiled into the Linux kernel; net.ipv4.tcp_fin_timeout sets FIN-WAIT-2, not TIME_WAIT, "+
-			"so lowering it does not shorten TIME_WAIT (seed 004 believed it did)",
+			"so lowering it does not shorten TIME_WAIT (the smartphone game backend believed it did)",
 		"measure: ss -tan state time-wait '( dport = :3306 )' | wc -l",
-		"the default tcp_max_tw_buckets is half the TCP established hash, so it grows with RAM (4096 on seed 003's host): read yours with sysctl",
+		"the default tcp_max_tw_buckets is half the TCP established hash, so it grows with RAM (4096 on the TIME_WAIT write-up's host): read yours with sysctl",
 		"only connections to MySQL are counted: HTTP connections the web server closes (keep-alive timeout) and cache connections opened per request add their own")
 	return r
 }
@@ -365,11 +365,11 @@ func (c *calc) socketsWeb() Result {
 		ID: IDSocketsWeb, Title: "Sockets per web server (TIME_WAIT + live)", Value: float64(c.sockets), Unit: "sockets",
 		Formula: f, Calculation: calc,
 		Notes: []string{
-			"seed 003's 1024 live sockets are 4 × 256 httpd (Apache prefork's MaxClients); it counted 255 per server for max_connections",
+			"the TIME_WAIT write-up's 1024 live sockets are 4 × 256 httpd (Apache prefork's MaxClients); it counted 255 per server for max_connections",
 			"a TIME_WAIT socket holds no file descriptor (the process closed it; the kernel keeps a small timewait record), so process file limits " +
-				"need cover only live sockets: seed 003's LimitNOFILE=55024 for httpd is more than needed, though harmless",
+				"need cover only live sockets: the TIME_WAIT write-up's LimitNOFILE=55024 for httpd is more than needed, though harmless",
 		},
-		Source: "seed 003 (900 × 60 + 1024 = 55024)",
+		Source: "the PHP + MySQL TIME_WAIT write-up (900 × 60 + 1024 = 55024)",
 	}
 }
 
@@ -379,9 +379,9 @@ func (c *calc) portRange() Result {
 	cur := o.PortRange
 	r := Result{
 		ID: IDPortRange, Title: "Ephemeral ports per web server", Value: float64(need), Unit: "ports",
-		Formula: "ports = sockets per web server (as seed 003 counts them; only outgoing connections take a local port, so this over-counts); " +
+		Formula: "ports = sockets per web server (as the PHP + MySQL TIME_WAIT write-up counts them; only outgoing connections take a local port, so this over-counts); " +
 			"range = 65536 - ports (made even) .. 65535, both ends included",
-		Source: "seed 003; Linux ip-sysctl.txt (ip_local_port_range), net/ipv4/inet_hashtables.c",
+		Source: "the PHP + MySQL TIME_WAIT write-up; Linux ip-sysctl.txt (ip_local_port_range), net/ipv4/inet_hashtables.c",
 	}
 	nowCount := fmt.Sprintf("%d..%d = %d - %d + 1 = %d ports", cur.Low, cur.High, cur.High, cur.Low, cur.Count())
 	set := cur
@@ -409,15 +409,15 @@ func (c *calc) portRange() Result {
 	r.Setting = &Setting{Kind: KindSysctl, Name: "net.ipv4.ip_local_port_range", Value: set.String(), Current: cur.String(),
 		Host: HostWeb, Where: "a file in /etc/sysctl.d, then sysctl --system; open the same range in a stateless packet filter"}
 	r.Notes = append(r.Notes,
-		"a range holds high - low + 1 ports: seed 003's 28231 for 32768..60999 is one short (28232), and its 65535 - 55024 = 10511 gives "+
+		"a range holds high - low + 1 ports: the TIME_WAIT write-up's 28231 for 32768..60999 is one short (28232), and its 65535 - 55024 = 10511 gives "+
 			"10511..65535, 55025 ports, one more than needed. "+
 			"connect() scans an even count (remaining &= ~1U in __inet_hash_connect), so an odd-sized range loses a port; plan starts the range on an even port, "+
 			"ends of different parity as ip-sysctl.txt advises, and every port counts",
-		"a stateless packet filter must let returning packets in to the same range (seed 003)",
+		"a stateless packet filter must let returning packets in to the same range (the PHP + MySQL TIME_WAIT write-up)",
 		"a service listening inside the range (memcached 11211, Redis 6379, 8080) can find its port taken by an outgoing connection when it restarts: "+
 			"list such ports in net.ipv4.ip_local_reserved_ports",
-		"net.ipv4.tcp_tw_reuse=1 (seed 003 sets it) lets connect() take over a TIME_WAIT port when TCP timestamps show it is safe; it masks a shortage "+
-			"and does not remove it: with the range cut to 1000 ports seed 003's ab run still failed 71193 of 100000 requests. Size the range first. "+
+		"net.ipv4.tcp_tw_reuse=1 (the PHP + MySQL TIME_WAIT write-up sets it) lets connect() take over a TIME_WAIT port when TCP timestamps show it is safe; it masks a shortage "+
+			"and does not remove it: with the range cut to 1000 ports the TIME_WAIT write-up's ab run still failed 71193 of 100000 requests. Size the range first. "+
 			"Never use tcp_tw_recycle: it broke clients behind NAT and was removed in Linux 4.12",
 		"local ports are counted per destination: connect() reuses a port toward another address or port, so these figures are for one MySQL endpoint")
 	return r
@@ -429,7 +429,7 @@ func (c *calc) timeWaitDB() Result {
 		ID: IDTimeWaitDB, Title: "TIME_WAIT sockets on the MySQL server", Value: float64(c.twDB), Unit: "sockets",
 		Setting: &Setting{Kind: KindSysctl, Name: "net.ipv4.tcp_max_tw_buckets", Value: fmt.Sprint(twBuckets(c.twDB, o.TWBuckets)),
 			Current: fmt.Sprint(o.TWBuckets), Host: HostMySQL, Where: "a file in /etc/sysctl.d, then sysctl --system"},
-		Source: "seed 003; RFC 793 (the side that closes first enters TIME_WAIT)",
+		Source: "the PHP + MySQL TIME_WAIT write-up; RFC 793 (the side that closes first enters TIME_WAIT)",
 	}
 	switch {
 	case o.Persistent:
@@ -446,7 +446,7 @@ func (c *calc) timeWaitDB() Result {
 			"a client that closes first moves them to the web servers, where they take ports instead")
 	}
 	c.twWarning(&r, c.twDB, "MySQL server")
-	r.Notes = append(r.Notes, "one MySQL server receives every connection, as in seed 003")
+	r.Notes = append(r.Notes, "one MySQL server receives every connection, as in the PHP + MySQL TIME_WAIT write-up")
 	return r
 }
 
@@ -461,7 +461,7 @@ func (c *calc) cacheConnections() Result {
 		Calculation: fmt.Sprintf("%d × %d × %d + %d = %d", o.Servers, o.Workers, o.CacheClientsPerWorker, memcachedReserve, n),
 		Setting: &Setting{Kind: KindMemcachedFlag, Name: "-c", Value: fmt.Sprint(set),
 			Host: HostMemcached, Where: "memcached's command line (/etc/memcached.conf or the unit's options), with LimitNOFILE above it"},
-		Source: "seed 004 (web servers × PHP-FPM processes); memcached.c (reserved_fds)",
+		Source: "the smartphone game backend's write-up (web servers × PHP-FPM processes); memcached.c (reserved_fds)",
 	}
 	if n < set {
 		r.Calculation += fmt.Sprintf("; memcached's default -c %d already covers it", set)
@@ -469,8 +469,8 @@ func (c *calc) cacheConnections() Result {
 	r.Notes = append(r.Notes,
 		"every worker connects to every memcached server of its pool, so each server needs this many",
 		"Redis: maxclients (default 10000) needs the same count, and Redis wants maxclients + 32 open files",
-		"a memcached on each web server reached over a unix socket needs only workers × clients per worker and leaves no TIME_WAIT (seed 004)",
+		"a memcached on each web server reached over a unix socket needs only workers × clients per worker and leaves no TIME_WAIT (the smartphone game backend)",
 		"cache connections opened per request over TCP leave TIME_WAITs as MySQL's do: keep them persistent "+
-			"(seed 004's session timeouts stopped once its memcached connections were)")
+			"(the smartphone game backend's session timeouts stopped once its memcached connections were)")
 	return r
 }

@@ -9,8 +9,8 @@ import "fmt"
 // open_files_limit with these two functions, so they cannot disagree.
 const (
 	// mysqlFileFloor is the open_files_limit MySQL asks for at least
-	// (5000 since 5.6), at its default mysqlDefaultConnections: seed
-	// 003's "5000 - 151 = 4849" files for tables and logs.
+	// (5000 since 5.6), at its default mysqlDefaultConnections: the
+	// TIME_WAIT write-up's "5000 - 151 = 4849" files for tables and logs.
 	mysqlFileFloor          = 5000
 	mysqlDefaultConnections = 151
 	// mysqlLogFiles is the 10 of mysqld's own formula (10 +
@@ -21,11 +21,11 @@ const (
 // MySQLOtherFiles is what mysqld keeps open besides its connections: two
 // descriptors per table of table_open_cache and 10 for its logs, and at
 // least MySQL's floor of 5000 files less its 151 default connections
-// (seed 003's 4849). tableOpenCache 0 means unknown: the floor.
+// (the TIME_WAIT write-up's 4849). tableOpenCache 0 means unknown: the floor.
 func MySQLOtherFiles(tableOpenCache int64) (n int64, formula string) {
 	floor := int64(mysqlFileFloor - mysqlDefaultConnections)
 	if tableOpenCache <= 0 {
-		return floor, fmt.Sprintf("%d - %d = %d (MySQL's floor less its default connections, seed 003)", mysqlFileFloor, mysqlDefaultConnections, floor)
+		return floor, fmt.Sprintf("%d - %d = %d (MySQL's floor less its default connections, the PHP + MySQL TIME_WAIT write-up)", mysqlFileFloor, mysqlDefaultConnections, floor)
 	}
 	tables := mysqlLogFiles + 2*tableOpenCache
 	return max(floor, tables), fmt.Sprintf("max(%d - %d, %d + 2 × table_open_cache %d) = %d", mysqlFileFloor, mysqlDefaultConnections, mysqlLogFiles, tableOpenCache, max(floor, tables))
@@ -33,7 +33,7 @@ func MySQLOtherFiles(tableOpenCache int64) (n int64, formula string) {
 
 // MySQLOpenFiles is the open_files_limit that serves maxConnections: the
 // files besides connections (MySQLOtherFiles) plus one per connection.
-// Seed 003: 4849 + 25500 = 30349. mysqld itself asks the kernel for up
+// The PHP + MySQL TIME_WAIT write-up: 4849 + 25500 = 30349. mysqld itself asks the kernel for up
 // to 5 × max_connections as well, but that is a request, not a need: it
 // takes less when its process limit (LimitNOFILE) is lower, without
 // shrinking anything, as long as this much is there.

@@ -9,12 +9,12 @@ import (
 	"time"
 )
 
-// seed003 is seed 003's plan: 100 Apache web servers × 255 workers, each to
+// timeWaitPlan is the TIME_WAIT write-up's plan: 100 Apache web servers × 255 workers, each to
 // serve 900 req/s (90000 in all), PHP without persistent connections, one
-// MySQL server. The seed gives no response time for the plan; 10.289 ms is
-// the mean of its own ab run. Live sockets are the seed's 1024 = 4 × 256
+// MySQL server. The write-up gives no response time for the plan; 10.289 ms is
+// the mean of its own ab run. Live sockets are the write-up's 1024 = 4 × 256
 // httpd (it counts 256 there but 255 for max_connections).
-func seed003() Options {
+func timeWaitPlan() Options {
 	o := DefaultOptions()
 	o.Rate = 90000
 	o.Servers = 100
@@ -44,11 +44,11 @@ func TestCompute(t *testing.T) {
 		absent  []string           // result IDs that must not be there
 	}{
 		{
-			// The seed's worked numbers, exactly: 25500 connections, 30349
+			// The write-up's worked numbers, exactly: 25500 connections, 30349
 			// files, 54000 TIME_WAIT + 1024 live = 55024 sockets,
 			// tcp_max_tw_buckets 65536. The port range differs by one from
-			// the seed's 10511 65535, see TestSeed003PortArithmetic.
-			name: "seed 003",
+			// the write-up's 10511 65535, see TestTimeWaitPortArithmetic.
+			name: "the PHP + MySQL TIME_WAIT write-up",
 			opts: func(o *Options) {},
 			values: map[string]float64{
 				IDMaxConnections: 25500, IDOpenFilesLimit: 30349, IDMySQLLimitNOFILE: 30349,
@@ -65,17 +65,17 @@ func TestCompute(t *testing.T) {
 			absent: []string{IDServersNeeded},
 		},
 		{
-			// Without the seed's explicit 1024, live sockets are 4 per
+			// Without the write-up's explicit 1024, live sockets are 4 per
 			// worker: 4 × 255 = 1020.
-			name:    "seed 003, live sockets derived from workers",
+			name:    "the PHP + MySQL TIME_WAIT write-up, live sockets derived from workers",
 			opts:    func(o *Options) { o.LiveSockets = 0 },
 			values:  map[string]float64{IDSocketsWeb: 55020, IDPortRange: 55020},
 			setting: map[string]string{IDPortRange: "10516 65535"},
 		},
 		{
-			// Seed 003's ab run: 1555.02 req/s at a mean of 10.289 ms
+			// The TIME_WAIT write-up's ab run: 1555.02 req/s at a mean of 10.289 ms
 			// with concurrency 16. Little's law gives back the 16.
-			name: "seed 003 ab run, Little's law",
+			name: "the PHP + MySQL TIME_WAIT write-up ab run, Little's law",
 			opts: func(o *Options) {
 				o.Rate, o.Servers, o.Workers = 1555.02, 1, 16
 			},
@@ -105,7 +105,7 @@ func TestCompute(t *testing.T) {
 			// 1080 req/s per server × 60 s + 1024 = 65824 ports: more
 			// than 1024..65535 holds. (64512 - 1024) / 60 = 1058.13 req/s
 			// per server fits, so 108000 req/s needs 103 servers.
-			name:    "headroom 1.2 on seed 003 runs out of ports",
+			name:    "headroom 1.2 on the PHP + MySQL TIME_WAIT write-up runs out of ports",
 			opts:    func(o *Options) { o.Headroom = 1.2 },
 			values:  map[string]float64{IDTimeWaitWeb: 64800, IDSocketsWeb: 65824, IDMaxConnections: 25500, IDConcurrency: 1111.21},
 			setting: map[string]string{IDPortRange: "1024 65535", IDTimeWaitWeb: "65536"},
@@ -126,16 +126,16 @@ func TestCompute(t *testing.T) {
 			warn:    map[string]string{IDConcurrency: "85.0% busy"},
 		},
 		{
-			name:    "servers needed, seed 003's 935 req/s per server",
+			name:    "servers needed, the TIME_WAIT write-up's 935 req/s per server",
 			opts:    func(o *Options) { o.PerServerRate = 935 },
 			values:  map[string]float64{IDServersNeeded: 97},
 			setting: map[string]string{IDServersNeeded: "97"},
 			nowarn:  []string{IDServersNeeded},
 		},
 		{
-			// Seed 004 does not give its rates; made up: a 12000 req/s
+			// The smartphone game backend does not give its rates; made up: a 12000 req/s
 			// peak at 300 req/s per server needs its 40 servers.
-			name: "servers needed, seed 004 before tuning (made-up rates)",
+			name: "servers needed, the smartphone game backend before tuning (made-up rates)",
 			opts: func(o *Options) {
 				o.Rate, o.Servers, o.Workers, o.ResponseTime, o.PerServerRate = 12000, 40, 20, 50*time.Millisecond, 300
 			},
@@ -143,7 +143,7 @@ func TestCompute(t *testing.T) {
 			nowarn: []string{IDServersNeeded},
 		},
 		{
-			name: "servers needed, seed 004 after tuning (made-up rates)",
+			name: "servers needed, the smartphone game backend after tuning (made-up rates)",
 			opts: func(o *Options) {
 				o.Rate, o.Servers, o.Workers, o.ResponseTime, o.PerServerRate = 12000, 40, 20, 20*time.Millisecond, 1000
 			},
@@ -205,7 +205,7 @@ func TestCompute(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := seed003()
+			o := timeWaitPlan()
 			tc.opts(&o)
 			p, err := Compute(o)
 			if err != nil {
@@ -256,21 +256,21 @@ func TestCompute(t *testing.T) {
 	}
 }
 
-// TestSeed003PortArithmetic documents where seed 003's port arithmetic is off
-// by one and why plan's range differs from the seed's.
-func TestSeed003PortArithmetic(t *testing.T) {
-	// The seed: "32768 - 60999 = 28231". Both ends are in the range, so
+// TestTimeWaitPortArithmetic documents where the TIME_WAIT write-up's port arithmetic is off
+// by one and why plan's range differs from the write-up's.
+func TestTimeWaitPortArithmetic(t *testing.T) {
+	// The write-up: "32768 - 60999 = 28231". Both ends are in the range, so
 	// it holds one more; the kernel's own comment in __inet_hash_connect
 	// reads "[32768, 60999] -> [32768, 61000[".
 	if n := DefaultPortRange.Count(); n != 28232 {
-		t.Errorf("32768..60999 holds %d ports, want 28232 (the seed's 28231 forgets the +1)", n)
+		t.Errorf("32768..60999 holds %d ports, want 28232 (the write-up's 28231 forgets the +1)", n)
 	}
-	// The seed: 65535 - 55024 = 10511, so 10511..65535. That is 55025
+	// The write-up: 65535 - 55024 = 10511, so 10511..65535. That is 55025
 	// ports, one more than needed; connect() rounds the count down to an
 	// even number (remaining &= ~1U), so 55024 are usable all the same.
-	seed := PortRange{Low: 10511, High: 65535}
-	if seed.Count() != 55025 || seed.Usable() != 55024 {
-		t.Errorf("seed's range: %d ports, %d usable; want 55025 and 55024", seed.Count(), seed.Usable())
+	writeUp := PortRange{Low: 10511, High: 65535}
+	if writeUp.Count() != 55025 || writeUp.Usable() != 55024 {
+		t.Errorf("the write-up's range: %d ports, %d usable; want 55025 and 55024", writeUp.Count(), writeUp.Usable())
 	}
 	// plan: exactly 55024, starting on an even port (ends of different
 	// parity), every port usable.
@@ -356,7 +356,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := seed003()
+			o := timeWaitPlan()
 			tc.opts(&o)
 			p, err := Compute(o)
 			if err == nil || p != nil {
@@ -372,8 +372,8 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
-	if err := seed003().Validate(); err != nil {
-		t.Errorf("seed 003 rejected: %v", err)
+	if err := timeWaitPlan().Validate(); err != nil {
+		t.Errorf("the PHP + MySQL TIME_WAIT write-up rejected: %v", err)
 	}
 }
 
@@ -393,14 +393,14 @@ func TestNum(t *testing.T) {
 }
 
 // TestMySQLOpenFiles: the one derivation of open_files_limit that plan
-// and the audit share, against seed 003's worked figures.
+// and the audit share, against the TIME_WAIT write-up's worked figures.
 func TestMySQLOpenFiles(t *testing.T) {
 	cases := []struct {
 		name          string
 		toc, conns, n int64
 	}{
-		{"seed 003: the floor, 4849 + 25500", 0, 25500, 30349},
-		{"seed 003 with MySQL 5.6/5.7's table cache of 2000: still the floor", 2000, 25500, 30349},
+		{"the PHP + MySQL TIME_WAIT write-up: the floor, 4849 + 25500", 0, 25500, 30349},
+		{"the PHP + MySQL TIME_WAIT write-up with MySQL 5.6/5.7's table cache of 2000: still the floor", 2000, 25500, 30349},
 		{"MySQL 8.0's 4000 tables: 8010 + 25500", 4000, 25500, 33510},
 		{"the defaults: 4849 + 151 = 5000, MySQL's own floor", 400, 151, 5000},
 	}
@@ -424,7 +424,7 @@ func TestMySQLOpenFiles(t *testing.T) {
 }
 
 // TestCPUWorkers: workers sized to the cores from the CPU per request,
-// with seed 004's 50 → 20 on 8 cores; plan says decrease.
+// with the smartphone game backend's 50 → 20 on 8 cores; plan says decrease.
 func TestCPUWorkers(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -434,7 +434,7 @@ func TestCPUWorkers(t *testing.T) {
 		want       int
 		warn, note string
 	}{
-		{"seed 004: 8 cores, 40 ms of CPU in 100 ms, 50 children: decrease to 20", 8, 40 * time.Millisecond, 100 * time.Millisecond, 50, 20, "decrease workers from 50 to 20", ""},
+		{"the smartphone game backend: 8 cores, 40 ms of CPU in 100 ms, 50 children: decrease to 20", 8, 40 * time.Millisecond, 100 * time.Millisecond, 50, 20, "decrease workers from 50 to 20", ""},
 		{"within 25%: kept", 8, 40 * time.Millisecond, 100 * time.Millisecond, 24, 20, "", ""},
 		{"I/O-bound: 5 ms of CPU in 200 ms, 16 workers: up to 320 help", 8, 5 * time.Millisecond, 200 * time.Millisecond, 16, 320, "", "up to 320 raise throughput"},
 		{"pure CPU: one per core", 4, 30 * time.Millisecond, 30 * time.Millisecond, 4, 4, "", ""},

@@ -11,7 +11,7 @@ import (
 // database, the cache, the network). One busy worker keeps C / W of a core
 // busy, so cores × W / C workers keep every core busy: more workers only
 // wait for a core (the run queue), adding latency and memory, not
-// throughput. Seed 004 cut PHP-FPM's pm.max_children from 50 to 20 on 8
+// throughput. The smartphone game backend cut PHP-FPM's pm.max_children from 50 to 20 on 8
 // cores under CPU-heavy load and got more done. Both `stacktune plan`
 // (cpu-workers) and the audit's app-workers rule size with these
 // functions.
@@ -64,13 +64,13 @@ func (c *calc) cpuWorkers() Result {
 		Calculation: formula,
 		Setting: &Setting{Kind: KindAppServer, Name: "workers per server (pm.max_children, unicorn worker_processes, puma workers × threads)",
 			Value: fmt.Sprint(n), Current: fmt.Sprint(o.Workers), Host: HostWeb, Where: "the app server's pool (PHP-FPM: pm.max_children in the pool file, then reload)"},
-		Source: "seed 004 (pm.max_children 50 → 20 on 8 cores was faster under CPU-heavy load); Little's law",
+		Source: "the smartphone game backend's write-up (pm.max_children 50 → 20 on 8 cores was faster under CPU-heavy load); Little's law",
 	}
 	r.Notes = append(r.Notes, fmt.Sprintf("one server's cores serve at most cores / CPU per request = %d / %s = %s req/s", o.Cores, fmtDur(o.CPUPerRequest), Num(math.Round(capRate*10)/10)))
 	switch {
 	case float64(o.Workers) > WorkersExcess*float64(n):
 		r.Warnings = append(r.Warnings, fmt.Sprintf("decrease workers from %d to %d: more than %d only wait for a core, adding latency and memory, not throughput "+
-			"(seed 004: 50 → 20 on 8 cores)", o.Workers, n, n))
+			"(the smartphone game backend: 50 → 20 on 8 cores)", o.Workers, n, n))
 	case o.Workers < n:
 		r.Notes = append(r.Notes, fmt.Sprintf("%d workers keep at most %s of the %d cores busy: up to %d raise throughput when the load is there",
 			o.Workers, Num(math.Round(float64(o.Workers)*o.CPUPerRequest.Seconds()/max(o.ResponseTime, o.CPUPerRequest).Seconds()*10)/10), o.Cores, n))

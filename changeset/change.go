@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/mysqlvar"
-	"github.com/stacktune/stacktune/nginxconf"
-	"github.com/stacktune/stacktune/phpfpmconf"
 )
 
 // Kind is what a change sets.
@@ -44,8 +42,10 @@ const (
 	// "php-fpm pool NAME" (PHPFPMTarget), Name the setting as the pool
 	// file spells it.
 	PHPFPM Kind = "php-fpm-pool"
-	// Index adds a secondary index: Target is schema.table, Name the
-	// index, To its key parts ("(`one`, `created_at`)"), From "absent".
+	// Index adds, ignores or drops a secondary index: Target is
+	// schema.table, Name the index, From and To its states (indexstate.go):
+	// "absent", its key parts ("(`one`, `created_at`)"), or its key parts
+	// followed by "ignored" (MariaDB's IGNORED, MySQL's INVISIBLE).
 	Index Kind = "ddl"
 	// App is a change to the application (its code or its settings): an
 	// N+1 query made one, a cache client that batches. From and To
@@ -53,11 +53,16 @@ const (
 	App Kind = "code"
 )
 
+// Codes lists the kinds (docs/json.md). They are older than the rule of
+// snake_case codes and stay as they are: change sets on disk name them.
+func (Kind) Codes() []string {
+	return []string{string(MySQLVariable), string(MySQLOption), string(Sysctl), string(Nginx), string(Systemd),
+		string(Memcached), string(Redis), string(Mount), string(PHPFPM), string(Index), string(App)}
+}
+
 // Absent is the From (or To) of something that does not exist: an index
 // not yet there, a directive not set.
 const Absent = "absent"
-
-var kinds = []Kind{MySQLVariable, MySQLOption, Sysctl, Nginx, Systemd, Memcached, Redis, PHPFPM, Mount, Index, App}
 
 // phpfpmTargetPrefix starts the Target of a PHPFPM change.
 const phpfpmTargetPrefix = "php-fpm pool "
@@ -91,6 +96,11 @@ const (
 	// Manual: a person makes it (application code).
 	Manual Activation = "manual"
 )
+
+// Codes lists the activations (docs/json.md).
+func (Activation) Codes() []string {
+	return []string{string(Dynamic), string(Reload), string(Restart), string(Manual)}
+}
 
 // Risk is what a change costs or endangers.
 type Risk struct {
@@ -219,7 +229,7 @@ func (s *Set) Validate() error {
 	seen := map[string]string{}
 	var errs []error
 	for i, c := range s.Changes {
-		if err := c.validate(); err != nil {
+		if err := c.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("change %d (%s %s): %w", i+1, c.Kind, c.Name, err))
 			continue
 		}
@@ -240,70 +250,6 @@ func sameTo(c Change, prev string) bool {
 		return mysqlvar.Equal(c.To, prev)
 	}
 	return strings.Join(strings.Fields(c.To), " ") == strings.Join(strings.Fields(prev), " ")
-}
-
-func (c *Change) validate() error {
-	if !slices.Contains(kinds, c.Kind) {
-		return fmt.Errorf("unknown kind %q", c.Kind)
-	}
-	for what, v := range map[string]string{"target": c.Target, "name": c.Name, "option": c.Option, "from": c.From, "to": c.To} {
-		if strings.ContainsAny(v, "\n\r\x00") {
-			return fmt.Errorf("the %s holds a line break or a NUL byte", what)
-		}
-	}
-	line := Line{Key: c.FileName(), Value: c.To}
-	switch c.Kind {
-	case MySQLVariable, MySQLOption:
-		if !mysqlvar.ValidName(c.Name) || (c.Option != "" && !mysqlvar.ValidName(c.Option)) {
-			return fmt.Errorf("%q is not a variable name", c.Name)
-		}
-		if !MyCnf.writable(line) {
-			return fmt.Errorf("%q cannot be written in a my.cnf drop-in", c.To)
-		}
-	case Sysctl:
-		if !plainName(c.Name, "._-") || strings.Contains(c.Name, "..") {
-			return fmt.Errorf("%q is not a sysctl name", c.Name)
-		}
-		if !SysctlD.writable(line) {
-			return fmt.Errorf("%q cannot be written in a sysctl.d file", c.To)
-		}
-	case Systemd:
-		if !plainName(c.Name, "") || !plainName(c.Target, ".-_@") {
-			return fmt.Errorf("%q of %q is not a unit setting", c.Name, c.Target)
-		}
-		if !SystemdDropIn.writable(line) {
-			return fmt.Errorf("%q cannot be written in a systemd drop-in", c.To)
-		}
-	case Memcached:
-		if !strings.HasPrefix(c.Name, "-") || !plainName(strings.TrimLeft(c.Name, "-"), "-_") {
-			return fmt.Errorf("%q is not a memcached option", c.Name)
-		}
-	case Redis:
-		if !plainName(c.Name, "-_") {
-			return fmt.Errorf("%q is not a Redis setting", c.Name)
-		}
-	case Mount:
-		if !strings.HasPrefix(c.Target, "/") || !plainName(c.To, "-_=,") || c.Name != "options" {
-			return fmt.Errorf("a mount option needs a mount point, the name options and an option")
-		}
-	case PHPFPM:
-		if err := (phpfpmconf.Edit{Pool: PHPFPMPool(c.Target), Key: c.Name, Value: c.To}).Check(); err != nil {
-			return fmt.Errorf("php-fpm pool %q: %w", c.Target, err)
-		}
-	case Nginx:
-		if c.Target == "" {
-			return fmt.Errorf("%s has no context", c.Name)
-		}
-		if err := (nginxconf.Edit{Context: c.Target, Name: c.Name, Args: c.To}).Check(); err != nil {
-			return err
-		}
-	case Index:
-		_, table, ok := strings.Cut(c.Target, ".")
-		if !ok || table == "" || c.Name == "" || !strings.HasPrefix(strings.TrimSpace(c.To), "(") {
-			return fmt.Errorf("an index needs a schema.table target, a name and its key parts in parentheses")
-		}
-	}
-	return nil
 }
 
 // plainName: letters, digits and the extra bytes.

@@ -37,6 +37,17 @@
 // left over from an older emit), so what a person reviewed is what apply
 // does.
 //
+// # Grammars
+//
+// Every kind has a grammar (grammar.go, one registry entry per kind):
+// what its target, name and value may be, narrow on purpose, since a
+// change file is input a person may edit or an attacker may write.
+// Validate (from Decode and Read) checks it when a set is read; Check is
+// the same check for one change, which package apply makes again before
+// anything is touched. Index DDL is built from ParseKeyParts' parsed
+// columns, never from the text of a To; setting files are written only
+// as lines that read back as the one setting they hold.
+//
 // The settings-file format (Format: MyCnf, SysctlD, SystemdDropIn) is
 // also how apply edits the live drop-ins: Format.Edit replaces a setting
 // in place with its comment block, appends new ones, and keeps every

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/internal/atomicfile"
 )
 
@@ -89,8 +90,9 @@ func Lines(cs []Change) []Line {
 	return out
 }
 
-// AddIndexSQL is the online DDL that adds an index change's index.
-func AddIndexSQL(c Change) string { return TableIndexes{c.Target, []Change{c}}.SQL() }
+// AddIndexSQL is the online DDL that adds an index change's index,
+// built from its parsed key parts.
+func AddIndexSQL(c Change) (string, error) { return TableIndexes{c.Target, []Change{c}}.SQL() }
 
 // DropIndexSQL is the online DDL that drops it again.
 func DropIndexSQL(c Change) string {
@@ -103,14 +105,31 @@ type TableIndexes struct {
 	Changes []Change
 }
 
-// SQL is the one online ALTER TABLE adding all of them, so the table is
-// rebuilt once (no trailing semicolon).
-func (g TableIndexes) SQL() string {
-	adds := make([]string, len(g.Changes))
+// SQL is the one online ALTER TABLE adding (and dropping) all of them,
+// so the table is rebuilt once (no trailing semicolon). Each index is
+// written from its parsed key parts (ParseIndexState), never from the
+// text of its To: a change whose To is not a state is an error, and so is
+// an ignore, which is a statement of its own (IndexStatement).
+func (g TableIndexes) SQL() (string, error) {
+	specs := make([]string, len(g.Changes))
 	for i, c := range g.Changes {
-		adds[i] = fmt.Sprintf("ADD INDEX %s %s", QuoteIdent(c.Name), strings.TrimSpace(c.To))
+		if err := c.Check(); err != nil {
+			return "", fmt.Errorf("index %s on %s: %w", c.Name, c.Target, err)
+		}
+		to, err := ParseIndexState(c.To)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case to.Absent:
+			specs[i] = "DROP INDEX " + QuoteIdent(c.Name)
+		case to.Ignored || c.From != "" && c.From != Absent:
+			return "", fmt.Errorf("index %s on %s: %s → %s is no add or drop", c.Name, c.Target, c.From, c.To)
+		default:
+			specs[i] = fmt.Sprintf("ADD INDEX %s %s", QuoteIdent(c.Name), FormatKeyParts(to.Parts))
+		}
 	}
-	return fmt.Sprintf("ALTER TABLE %s %s, ALGORITHM=INPLACE, LOCK=NONE", QuoteTable(g.Table), strings.Join(adds, ", "))
+	return fmt.Sprintf("ALTER TABLE %s %s, ALGORITHM=INPLACE, LOCK=NONE", QuoteTable(g.Table), strings.Join(specs, ", ")), nil
 }
 
 // ByTable groups index changes by table, tables in the order they first
@@ -131,9 +150,11 @@ func ByTable(cs []Change) []TableIndexes {
 }
 
 // IndexSQL is the SQL view of index changes: header, then per table the
-// comments of its changes above the one ALTER TABLE adding them; every
-// comment is written as a -- line.
-func IndexSQL(header []string, cs []Change) string {
+// comments of its changes above the one ALTER TABLE adding and dropping
+// them, and each ignore (or see again) as a statement of its own in
+// MariaDB's words, MySQL's in a comment; every comment is written as a
+// -- line.
+func IndexSQL(header []string, cs []Change) (string, error) {
 	var b strings.Builder
 	comment := func(l string) { b.WriteString("--" + strings.TrimPrefix(l, "#") + "\n") }
 	for _, h := range header {
@@ -141,14 +162,35 @@ func IndexSQL(header []string, cs []Change) string {
 	}
 	for _, g := range ByTable(cs) {
 		b.WriteString("\n")
+		var alter []Change
 		for _, c := range g.Changes {
 			for _, cm := range Comments(c) {
 				comment(cm)
 			}
+			if to, err := ParseIndexState(c.To); err == nil && !to.Absent && c.From != "" && c.From != Absent {
+				q, err := IndexStatement(c, false)
+				if err != nil {
+					return "", err
+				}
+				if q != "" {
+					my, _ := IndexStatement(c, true)
+					comment("# on MySQL 8: " + my + ";")
+					b.WriteString(q + ";\n")
+				}
+				continue
+			}
+			alter = append(alter, c)
 		}
-		b.WriteString(g.SQL() + ";\n")
+		if len(alter) == 0 {
+			continue
+		}
+		q, err := TableIndexes{g.Table, alter}.SQL()
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(q + ";\n")
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // QuoteIdent quotes a MySQL identifier.
@@ -280,7 +322,11 @@ func Render(s *Set) (map[string][]byte, error) {
 		out[PHPFPMFile] = []byte(s.renderPHPFPM(cs))
 	}
 	if cs := s.Of(Index); len(cs) > 0 {
-		out[IndexFile] = []byte(IndexSQL(s.header(IndexFile), cs))
+		q, err := IndexSQL(s.header(IndexFile), cs)
+		if err != nil {
+			return nil, err
+		}
+		out[IndexFile] = []byte(q)
 	}
 	return out, nil
 }
@@ -531,7 +577,7 @@ func Read(path string) (*Set, []string, error) {
 		return nil, nil, err
 	}
 	if !st.IsDir() {
-		f, err := os.Open(path)
+		f, _, err := input.OpenFile(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -543,7 +589,7 @@ func Read(path string) (*Set, []string, error) {
 		return s, nil, nil
 	}
 	jf := filepath.Join(path, FileName)
-	f, err := os.Open(jf)
+	f, _, err := input.OpenFile(jf)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%s holds no %s: not a directory stacktune audit --emit wrote (or one from an older stacktune: run the audit again)", path, FileName)
 	}
@@ -564,7 +610,7 @@ func Read(path string) (*Set, []string, error) {
 		if rel == FileName {
 			continue
 		}
-		got, err := os.ReadFile(filepath.Join(path, filepath.FromSlash(rel)))
+		got, err := input.ReadFile(filepath.Join(path, filepath.FromSlash(rel)), maxSetBytes)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			problems = append(problems, rel+" is missing")

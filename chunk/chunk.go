@@ -33,6 +33,10 @@ type Chunk struct {
 	// the next record start: the parser must end its last record as junk.
 	// Data may then be empty.
 	JunkAfter bool
+	// TooLargeBefore counts the records skipped as longer than
+	// Options.MaxRecord between the previous chunk of the input (or its
+	// start) and this one, for a reader that numbers records as it goes.
+	TooLargeBefore int64
 
 	buf *[]byte
 }
@@ -88,6 +92,17 @@ type Boundaries struct {
 	Junk        func(b []byte, from int) int
 }
 
+// LineBoundaries make every line a record: access logs'.
+var LineBoundaries = Boundaries{
+	Last: func(b []byte) int { return bytes.LastIndexByte(b, '\n') + 1 },
+	First: func(b []byte) int {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return i + 1
+		}
+		return -1
+	},
+}
+
 // Stats is what Split read and what it dropped. Bytes is every byte read
 // from the reader; it equals the bytes of the chunks emitted plus
 // TooLargeBytes, JunkBytes and UnreadBytes.
@@ -99,6 +114,26 @@ type Stats struct {
 	// UnreadBytes is the incomplete record at a read error: read but
 	// never emitted, because its end is unknown.
 	UnreadBytes int64
+}
+
+// WithContext returns r failing with ctx's error once ctx is done. A
+// splitter that drops what it reads (a run of binary junk, a record too
+// long to keep) emits nothing for a long time, so a consumer's check of
+// ctx never runs: the reads must stop themselves.
+func WithContext(ctx context.Context, r io.Reader) io.Reader {
+	return &ctxReader{ctx: ctx, r: r}
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // Split reads r to the end and calls emit, in order, with chunks that begin
@@ -136,6 +171,7 @@ func Split(r io.Reader, opt Options, bd Boundaries, emit func(Chunk) error) (Sta
 		buf     = (*bp)[:0] // from the start of the record being read
 		base    int64       // input offset of buf[0]
 		seq     int
+		skipped int64  // records skipped as too large since the last chunk
 		discard = keep // tooLarge or junk: dropping bytes up to the next record start
 		scanned int    // bytes of buf bd.Junk has seen
 		noStart int    // bytes of buf known to hold no record start after offset 0
@@ -176,7 +212,8 @@ func Split(r io.Reader, opt Options, bd Boundaries, emit func(Chunk) error) (Sta
 	// buffers are in use than chunks in flight plus this one.
 	var pending []byte
 	send := func(n int, junkAfter bool) error {
-		c := Chunk{Data: buf[:n], Base: base, Seq: seq, JunkAfter: junkAfter, buf: bp}
+		c := Chunk{Data: buf[:n], Base: base, Seq: seq, JunkAfter: junkAfter, TooLargeBefore: skipped, buf: bp}
+		skipped = 0
 		*bp = buf
 		pending = append(pending[:0], buf[n:]...)
 		bp, buf = nil, nil
@@ -243,6 +280,7 @@ func Split(r io.Reader, opt Options, bd Boundaries, emit func(Chunk) error) (Sta
 				continue // the rest of buf may hold the next record start
 			case len(buf) >= maxRecord:
 				st.TooLarge++
+				skipped++
 				discard = tooLarge
 				drop(len(buf)-tail(buf), tooLarge)
 			default:

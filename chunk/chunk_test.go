@@ -63,6 +63,41 @@ func TestSplitOversizedRecord(t *testing.T) {
 	}
 }
 
+// TestSplitTooLargeBefore: each chunk says how many records were skipped
+// as too large since the chunk before it, so a reader numbering lines
+// (the access-log format detector) counts the skipped ones where they
+// were; those after the last chunk are in the Stats only.
+func TestSplitTooLargeBefore(t *testing.T) {
+	long := strings.Repeat("y", 5000) + "\n"
+	cases := []struct {
+		name string
+		in   string
+		want []string // each chunk as "skipped before:data"
+	}{
+		{"first line", long + "a\n", []string{"1:a\n"}},
+		{"two together", "a\n" + long + long + "b\n", []string{"0:a\n", "2:b\n"}},
+		{"apart", long + "a\n" + long + "b\n" + long, []string{"1:a\n", "1:b\n"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			var sum int64
+			st, err := Split(strings.NewReader(tc.in), Options{Size: 64, MaxRecord: 1024}, lines, func(c Chunk) error {
+				got = append(got, fmt.Sprintf("%d:%s", c.TooLargeBefore, c.Data))
+				sum += c.TooLargeBefore
+				c.Release()
+				return nil
+			})
+			if err != nil || strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("err %v, chunks %q, want %q", err, got, tc.want)
+			}
+			if st.TooLarge != int64(strings.Count(tc.in, long)) {
+				t.Errorf("stats %+v, %d before chunks", st, sum)
+			}
+		})
+	}
+}
+
 func TestParallel(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[int]bool{}

@@ -8,12 +8,16 @@
 //
 // The nginx collector asks package nginxconf, the one owner of nginx
 // configurations, for everything about the configuration: its tree of
-// directives (listed in Nginx.Directives, the entries of types {} left
-// out) and the values nginx applies in a block, with nginx's inheritance
-// rules (nginxconf's Effective, Value and Overrides). collect keeps no
-// directive tree or inheritance rule of its own: NginxDirective and the
-// other Nginx types are the snapshot's plain data, and nginx.go derives
-// the figures the rules read from nginxconf's answers.
+// directives (Nginx.Directives is nginxconf's Listing: its Directive
+// type, the entries of types {} left out, written to JSON and read back
+// as a tree), the values nginx applies in a block, with nginx's
+// inheritance rules (nginxconf's Effective, Value and Overrides), a
+// listen directive's address and parameters (ParseListen) and a
+// log_format's text (Config.LogFormat, the lookup the access-log profiler
+// uses too). collect keeps no directive type, tree, listen parser,
+// log_format lookup or inheritance rule of its own: the other Nginx types
+// are the snapshot's plain data, and nginx.go derives the figures the
+// rules read from nginxconf's answers.
 //
 // # The registry
 //

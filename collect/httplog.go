@@ -1,23 +1,29 @@
 package collect
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/stacktune/stacktune/accesslog"
+	"github.com/stacktune/stacktune/chunk"
 	"github.com/stacktune/stacktune/httpprof"
+	"github.com/stacktune/stacktune/input"
 )
 
-// HTTPLog is the layer of the web server's access logs (--http-log): the
+// HTTPLog is the layer of the web server's access logs (--http-log; their
+// format --http-log-format, or detected from their lines as `stacktune
+// http` detects it, lines longer than 1 MiB skipped and counted): the
 // requests logged during the collection interval, profiled as `stacktune
 // http` does (endpoints grouped, time per endpoint, upstream time where
 // logged, static and dynamic shares), and the clients that poll one URL
@@ -50,7 +56,12 @@ type HTTPLog struct {
 	StaticTime     float64        `json:"static_time_s"`
 	Endpoints      []HTTPEndpoint `json:"endpoints"`
 	Pollers        []HTTPPoller   `json:"pollers"`
-	Skipped        int64          `json:"skipped"`
+	// RequestLengths are the lengths of the requests that may carry a
+	// body (every method but GET and HEAD), when the log has them
+	// ($request_length, Apache's %I, the labels request_length and
+	// reqsize); nil when it has none.
+	RequestLengths *HTTPLengths `json:"request_lengths,omitempty"`
+	Skipped        int64        `json:"skipped"`
 	// Notes say what limits the reading (a log cut at the limit).
 	Notes []string `json:"notes,omitempty"`
 }
@@ -64,6 +75,44 @@ type HTTPEndpoint struct {
 	Upstream      int64   `json:"upstream"`
 	UpstreamTotal float64 `json:"upstream_total_s"`
 	Static        bool    `json:"static"`
+}
+
+// HTTPLengths counts request lengths (bytes received: request line,
+// headers and body) by power of two.
+type HTTPLengths struct {
+	Requests int64 `json:"requests"`
+	Max      int64 `json:"max"`
+	// Buckets[i] counts the lengths of i bits: Buckets[0] the zeros,
+	// Buckets[i] those from 2^(i-1) to 2^i - 1; up to the last bucket
+	// that is not empty.
+	Buckets []int64 `json:"buckets"`
+}
+
+// Add counts a request of n bytes.
+func (l *HTTPLengths) Add(n int64) {
+	i := bits.Len64(uint64(max(n, 0)))
+	for len(l.Buckets) <= i {
+		l.Buckets = append(l.Buckets, 0)
+	}
+	l.Buckets[i]++
+	l.Requests++
+	l.Max = max(l.Max, n)
+}
+
+// Over is at least how many requests were longer than n bytes: those of
+// the buckets that start above n (a bucket holding n is not counted).
+func (l *HTTPLengths) Over(n int64) int64 {
+	var sum int64
+	for i, c := range l.Buckets {
+		low := int64(0) // the bucket's smallest length
+		if i > 0 {
+			low = int64(1) << min(i-1, 62)
+		}
+		if low > n {
+			sum += c
+		}
+	}
+	return sum
 }
 
 // HTTPPoller is one client asking one URL at a steady pace: at least
@@ -96,6 +145,7 @@ const (
 type httpLogCollector struct {
 	files    []string
 	interval time.Duration
+	format   accesslog.Parser // nil: detected from the lines
 	start    map[string]fileMark
 	startAt  time.Time
 }
@@ -112,7 +162,7 @@ func markOf(path string) (fileMark, error) {
 		return fileMark{}, err
 	}
 	if !fi.Mode().IsRegular() {
-		return fileMark{}, fmt.Errorf("%s is not a regular file", path)
+		return fileMark{}, &input.NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	m := fileMark{size: fi.Size()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -121,10 +171,20 @@ func markOf(path string) (fileMark, error) {
 	return m, nil
 }
 
-// NewHTTPLog returns the collector of the access logs files.
+// NewHTTPLog returns the collector of the access logs files, their
+// format detected from their lines.
 func NewHTTPLog(files []string, interval time.Duration) Collector {
-	return &httpLogCollector{files: files, interval: interval}
+	return NewHTTPLogFormat(files, interval, nil)
 }
+
+// NewHTTPLogFormat returns the collector of the access logs files written
+// in format (nil: detected from their lines).
+func NewHTTPLogFormat(files []string, interval time.Duration, format accesslog.Parser) Collector {
+	return &httpLogCollector{files: files, interval: interval, format: format}
+}
+
+// httpLogFormatHint is what a log whose format was not detected needs.
+var httpLogFormatHint = "name its format with --http-log-format (" + accesslog.NameList() + ")"
 
 var _ Starter = (*httpLogCollector)(nil)
 
@@ -137,6 +197,7 @@ func init() {
 		Order: 70,
 		Flags: []Flag{
 			{Name: "http-log", Kind: FlagString, Usage: "access logs to profile over the interval (comma-separated; the lines written during it, or the last 16 MiB of a log that does not grow)"},
+			{Name: "http-log-format", Kind: FlagString, Usage: "the access logs' format: auto (detected from their lines), " + accesslog.NameList()},
 		},
 		AskedBy: "http-log",
 		New: func(cfg Config) (Collector, error) {
@@ -146,9 +207,27 @@ func init() {
 					files = append(files, f)
 				}
 			}
-			return NewHTTPLog(files, cfg.Duration("interval")), nil
+			format, err := HTTPLogFormat(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return NewHTTPLogFormat(files, cfg.Duration("interval"), format), nil
 		},
 	})
+}
+
+// HTTPLogFormat is the access logs' format cfg names (--http-log-format),
+// nil for none or "auto": detected from the lines.
+func HTTPLogFormat(cfg Config) (accesslog.Parser, error) {
+	v := cfg.Value("http-log-format")
+	if v == "" || v == "auto" {
+		return nil, nil
+	}
+	f, ok := accesslog.Lookup(v)
+	if !ok {
+		return nil, fmt.Errorf("--http-log-format %q: use auto, %s", v, accesslog.NameList())
+	}
+	return f.New()
 }
 
 // Start notes each log's size.
@@ -201,12 +280,15 @@ func (c *httpLogCollector) Collect(ctx context.Context, s *Snapshot) error {
 	}
 	h := &HTTPLog{Files: c.files, Window: window, Endpoints: []HTTPEndpoint{}, Pollers: []HTTPPoller{}, Notes: notes}
 	var (
-		parser      accesslog.Parser
-		sample      [][]byte
+		parser      = c.format
+		sample      = accesslog.Sample{MaxLine: httpMaxLine}
 		prof        = httpprof.NewProfiler(httpprof.Options{Slowest: 1})
 		polls       = map[string]*pollStats{}
 		first, last time.Time
 	)
+	if parser != nil {
+		h.Format = parser.Format()
+	}
 	add := func(l []byte) {
 		var r accesslog.Record
 		if ok, _ := parser.Parse(l, &r); !ok {
@@ -214,6 +296,12 @@ func (c *httpLogCollector) Collect(ctx context.Context, s *Snapshot) error {
 			return
 		}
 		prof.Add(&r)
+		if r.Has&accesslog.HasRequestLength != 0 && !bytes.Equal(r.Method, []byte("GET")) && !bytes.Equal(r.Method, []byte("HEAD")) {
+			if h.RequestLengths == nil {
+				h.RequestLengths = &HTTPLengths{Buckets: []int64{}}
+			}
+			h.RequestLengths.Add(r.RequestLength)
+		}
 		if r.Has&accesslog.HasUpstreamTime != 0 {
 			h.Upstream++
 			h.UpstreamTotal += r.UpstreamTime
@@ -229,60 +317,106 @@ func (c *httpLogCollector) Collect(ctx context.Context, s *Snapshot) error {
 			trackPoll(polls, &r)
 		}
 	}
-	var detect func() error
-	line := func(l []byte) error {
-		if parser != nil {
-			add(l)
-			return nil
-		}
-		sample = append(sample, append([]byte(nil), l...))
-		if len(sample) < 20 {
-			return nil
-		}
-		return detect()
-	}
-	detect = func() error {
-		p, err := accesslog.Detect(sample)
-		if err != nil {
-			return fmt.Errorf("http log: %w", err)
+	// Until the format is known, the lines go to the sample, which keeps
+	// those the parser will read (and they are added once it is known);
+	// lines too long to read are counted as skipped either way. The
+	// format nginx's configuration gives the file comes first (it may log
+	// $request_length, which no detected format has).
+	detect := func() error {
+		p := c.configured(s, sample.Lines())
+		if p == nil {
+			var err error
+			if p, err = sample.Detect(); err != nil {
+				return fmt.Errorf("http log: %w; %s", err, httpLogFormatHint)
+			}
 		}
 		parser, h.Format = p, p.Format()
-		for _, l := range sample {
+		for _, l := range sample.Lines() {
+			add(l)
+		}
+		return nil
+	}
+	long := func(n int64) {
+		h.Skipped += n
+		if parser == nil {
+			sample.SkipLong(n)
+		}
+	}
+	line := func(l []byte) error {
+		if len(l) > httpMaxLine {
+			long(1)
+			return nil
+		}
+		l = bytes.TrimSpace(l)
+		switch {
+		case parser == nil:
+			if sample.Add(l) {
+				return detect()
+			}
+		case len(l) > 0:
 			add(l)
 		}
 		return nil
 	}
 	for _, p := range parts {
-		f, err := os.Open(p.path)
+		f, _, err := input.OpenFile(p.path)
 		if err != nil {
 			return fmt.Errorf("http log: %w", err)
 		}
-		sc := bufio.NewScanner(io.NewSectionReader(f, p.off, p.end-p.off))
-		sc.Buffer(make([]byte, 0, 64<<10), httpMaxLine)
 		skip := p.off > 0 && window == "tail" // the tail starts mid-line
-		for sc.Scan() {
-			h.Bytes += int64(len(sc.Bytes())) + 1
-			if skip {
-				skip = false
-				continue
-			}
-			if l := bytes.TrimSpace(sc.Bytes()); len(l) > 0 {
-				if err := line(l); err != nil {
-					f.Close()
-					return err
+		if parser == nil {
+			// The sample numbers the lines of the part read.
+			name := p.path
+			if p.off > 0 {
+				name = fmt.Sprintf("%s from byte %d", p.path, p.off)
+				if skip {
+					name += " (after its first line, cut)"
 				}
 			}
+			sample.Begin(name)
 		}
-		if err := sc.Err(); err != nil {
+		var longBefore int64
+		var failed error // detection's
+		cs, err := chunk.Split(io.NewSectionReader(f, p.off, p.end-p.off), chunk.Options{MaxRecord: httpMaxLine}, chunk.LineBoundaries, func(c chunk.Chunk) error {
+			defer c.Release()
+			n := c.TooLargeBefore
+			longBefore += n
+			if skip && n > 0 {
+				n-- // the cut line was too long: dropped already
+				skip = false
+			}
+			long(n)
+			chunk.Lines(c.Data, func(_ int, l []byte) {
+				if skip {
+					skip = false
+					return
+				}
+				if failed == nil {
+					failed = line(l)
+				}
+			})
+			return failed
+		})
+		f.Close()
+		if failed != nil {
+			return failed
+		}
+		h.Bytes += cs.Bytes
+		if n := cs.TooLarge - longBefore; n > 0 && skip {
+			long(n - 1) // the cut line was too long
+		} else {
+			long(n)
+		}
+		if err != nil {
 			h.Notes = append(h.Notes, fmt.Sprintf("%s: %v: the rest was not read", p.path, err))
 		}
-		f.Close()
 	}
 	if parser == nil {
-		if len(sample) == 0 {
-			return s.SetLayer("http_log", h)
-		}
 		if err := detect(); err != nil {
+			var de *accesslog.DetectError
+			if errors.As(err, &de) && de.Empty() {
+				return s.SetLayer("http_log", h)
+			}
 			return err
 		}
 	}
@@ -305,6 +439,45 @@ func (c *httpLogCollector) Collect(ctx context.Context, s *Snapshot) error {
 	}
 	h.Pollers = pollers(polls)
 	return s.SetLayer("http_log", h)
+}
+
+// configured is the parser of the log_format the snapshot's nginx
+// configuration names for one of the logs, when that format logs
+// $request_length (which no format Detect tries has) and reads most of
+// the sample; nil otherwise.
+func (c *httpLogCollector) configured(s *Snapshot, sample [][]byte) accesslog.Parser {
+	if s.Nginx == nil {
+		return nil
+	}
+	for _, l := range s.Nginx.AccessLogs {
+		if l.Off || !l.RequestLength || l.FormatText == "" || !filepath.IsAbs(l.Path) {
+			continue
+		}
+		cfg, err := os.Stat(l.Path)
+		if err != nil {
+			continue
+		}
+		for _, f := range c.files {
+			if fi, err := os.Stat(f); err != nil || !os.SameFile(cfg, fi) {
+				continue
+			}
+			p, err := accesslog.NewNginx(l.Format, l.FormatText)
+			if err != nil {
+				return nil
+			}
+			var r accesslog.Record
+			n := 0
+			for _, line := range sample {
+				if ok, _ := p.Parse(line, &r); ok {
+					n++
+				}
+			}
+			if float64(n) >= float64(len(sample))*accesslog.DetectMajority {
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 // pollStats follows one client asking one URL: count, time, and the gaps

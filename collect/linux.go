@@ -218,7 +218,8 @@ var DefaultProcesses = []string{"mysqld", "mariadbd", "nginx", "php-fpm*", "memc
 // servers: their processes are the app's workers.
 var AppServers = []string{"php-fpm*", "unicorn", "puma", "gunicorn", "uwsgi"}
 
-// LinuxSysctls are the sysctls read, from knowledge.md §4 and §5.
+// LinuxSysctls are the sysctls read: the kernel settings the field
+// write-ups tune (connections, TIME_WAIT, queues, memory).
 // net.ipv4.tcp_tw_recycle is read to record its absence (removed in 4.12):
 // a rule must never suggest it. tcp_timestamps decides whether
 // tcp_tw_reuse can work.

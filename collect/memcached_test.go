@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // memcachedCommands sends text-protocol commands (sets and gets) on one

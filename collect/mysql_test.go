@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/dbconn"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestMySQLSandbox runs the collector against one throwaway MariaDB (with

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stacktune/stacktune/accesslog"
-	"github.com/stacktune/stacktune/internal/bytesconv"
 	"github.com/stacktune/stacktune/nginxconf"
 )
 
@@ -34,9 +32,11 @@ type Nginx struct {
 	ConfigTest *NginxConfigTest `json:"config_test,omitempty"`
 
 	// Directives is the whole configuration, includes expanded, in the
-	// order nginx reads it. The entries of types {} blocks (MIME types,
-	// usually from mime.types) are left out; the types directive is kept.
-	Directives []NginxDirective `json:"directives"`
+	// order nginx reads it: nginxconf's Listing (nginxconf.Directive, the
+	// one directive type, as plain data: the entries of types {} blocks
+	// left out, the types directive kept; each with its context, file,
+	// line and block's index).
+	Directives nginxconf.Listing `json:"directives"`
 
 	// Settings holds the effective value of the main, events and http
 	// level directives the rules look at, keyed by name, with where it is
@@ -69,24 +69,6 @@ type Nginx struct {
 	Listens    []NginxListen    `json:"listens"`
 	AccessLogs []NginxAccessLog `json:"access_logs"`
 	Locations  []NginxLocation  `json:"locations"`
-}
-
-// NginxDirective is one directive of the configuration as the snapshot
-// lists it: plain data, read from nginxconf's tree (nginxconf.Directive).
-type NginxDirective struct {
-	Name string   `json:"name"`
-	Args []string `json:"args"`
-	// Context is the path of enclosing blocks, "" at the top level:
-	// "http>server>location /api".
-	Context string `json:"context"`
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	// Block is true for a directive that opens a block.
-	Block bool `json:"block,omitempty"`
-	// Parent is the index in Directives of the enclosing block directive,
-	// -1 at the top level; it tells two servers with the same Context
-	// apart.
-	Parent int `json:"parent"`
 }
 
 // NginxConfigTest is the outcome of nginx -t.
@@ -216,7 +198,8 @@ type NginxAccessLog struct {
 	Path    string `json:"path,omitempty"`
 	Syslog  bool   `json:"syslog,omitempty"`
 	// Format is the log_format name ("combined" by default), FormatText
-	// its definition (empty when the configuration does not define it).
+	// its definition (nginxconf's LogFormat: empty when the configuration
+	// does not define it, or defines a name twice, which nginx refuses).
 	Format     string `json:"format,omitempty"`
 	FormatText string `json:"format_text,omitempty"`
 	// RequestTime and UpstreamResponseTime tell whether the format logs
@@ -229,6 +212,10 @@ type NginxAccessLog struct {
 	// Args are the directive's arguments as written (empty for nginx's
 	// own default).
 	Args []string `json:"args,omitempty"`
+
+	// RequestLength tells whether the format logs $request_length, the
+	// bytes of each request, its body included.
+	RequestLength bool `json:"request_length,omitempty"`
 }
 
 // NginxLocation is a location block of an http server.
@@ -258,9 +245,6 @@ type NginxLocation struct {
 	// AccessLogOff is true when requests here are not logged.
 	AccessLogOff bool `json:"access_log_off,omitempty"`
 }
-
-// nginxDefaultBacklog is NGX_LISTEN_BACKLOG on Linux.
-const nginxDefaultBacklog = 511
 
 // nginxCommandTimeout bounds nginx -V and nginx -t.
 const nginxCommandTimeout = 10 * time.Second
@@ -299,11 +283,12 @@ func (c *nginxCollector) Collect(ctx context.Context, s *Snapshot) error {
 		cctx, cancel := context.WithTimeout(ctx, nginxCommandTimeout)
 		out, _ := exec.CommandContext(cctx, c.bin, "-V").CombinedOutput()
 		cancel()
-		n.Version, n.ConfigureArgs = parseNginxV(string(out))
+		b := nginxconf.ParseBuild(string(out))
+		n.Version, n.ConfigureArgs = b.Version, b.ConfigureArgs
 	}
 	conf := c.conf
 	if conf == "" {
-		conf = nginxConfigureArg(n.ConfigureArgs, "--conf-path", "/etc/nginx/nginx.conf")
+		conf = n.build().Arg("--conf-path", "/etc/nginx/nginx.conf")
 	}
 	if abs, err := filepath.Abs(conf); err == nil {
 		conf = abs
@@ -329,94 +314,15 @@ func (c *nginxCollector) Collect(ctx context.Context, s *Snapshot) error {
 	return nil
 }
 
-// parseNginxV reads the version and configure arguments from nginx -V.
-func parseNginxV(out string) (version string, args []string) {
-	for _, line := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(line, "nginx version: "); ok {
-			_, version, _ = strings.Cut(strings.TrimSpace(v), "/")
-		}
-		if a, ok := strings.CutPrefix(line, "configure arguments:"); ok {
-			args = nginxSplitWords(a)
-		}
-	}
-	return version, args
-}
-
-// nginxSplitWords splits on blanks outside single or double quotes,
-// removing the quotes.
-func nginxSplitWords(s string) []string {
-	var words []string
-	var b strings.Builder
-	in, quote := false, byte(0)
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case quote != 0 && ch == quote:
-			quote = 0
-		case quote != 0:
-			b.WriteByte(ch)
-		case ch == '\'' || ch == '"':
-			quote, in = ch, true
-		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r':
-			if in {
-				words = append(words, b.String())
-				b.Reset()
-				in = false
-			}
-		default:
-			b.WriteByte(ch)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, b.String())
-	}
-	return words
-}
-
-// nginxConfigureArg returns the value of --name=value in args, or def.
-func nginxConfigureArg(args []string, name, def string) string {
-	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, name+"="); ok {
-			return v
-		}
-	}
-	return def
-}
-
-// nginxVersionAtLeast compares dotted versions; an unknown version counts as
-// recent.
-func nginxVersionAtLeast(v string, want ...int) bool {
-	if v == "" {
-		return true
-	}
-	parts := strings.Split(v, ".")
-	for i, w := range want {
-		if i >= len(parts) {
-			return false
-		}
-		n, err := strconv.Atoi(parts[i])
-		if err != nil {
-			return true
-		}
-		if n != w {
-			return n > w
-		}
-	}
-	return true
-}
-
 // nginxConf is a configuration as the figures are read from it:
 // nginxconf's tree, which answers every question about blocks and
-// inherited values, the directives the snapshot lists, and the blocks of
-// the levels.
+// inherited values, its directives, and the blocks of the levels.
 type nginxConf struct {
 	cfg *nginxconf.Config
-	// listed are the directives of Nginx.Directives, in the same order.
+	// listed are the configuration's directives in reading order.
 	listed []*nginxconf.Directive
-	// events and http are the events and http blocks, nil when the
-	// configuration has none.
-	events, http *nginxconf.Directive
+	// http is the http block, nil when the configuration has none.
+	http *nginxconf.Directive
 }
 
 // read parses the configuration at conf into n and derives its figures.
@@ -427,17 +333,8 @@ func (n *Nginx) read(conf string, cores int) error {
 	}
 	n.ConfPath = conf
 	n.Files = cfg.Paths()
-	c := &nginxConf{cfg: cfg}
-	n.Directives, c.listed = nginxListing(cfg)
-	for _, d := range cfg.Main().Children() {
-		switch {
-		case !d.IsBlock():
-		case d.Name() == "events":
-			c.events = d // nginx refuses a second; the last counts
-		case d.Name() == "http" && c.http == nil:
-			c.http = d
-		}
-	}
+	c := &nginxConf{cfg: cfg, http: cfg.Block(nginxconf.LevelHTTP)}
+	n.Directives, c.listed = cfg.Listing(), cfg.Directives()
 	if cores <= 0 {
 		cores = runtime.NumCPU()
 	}
@@ -445,49 +342,11 @@ func (n *Nginx) read(conf string, cores int) error {
 	return nil
 }
 
-// nginxListing lists the directives of cfg for the snapshot in reading
-// order, each with its context and its block's index in the list. The
-// entries of types {} blocks (MIME types, usually from mime.types) are
-// left out; the types directive is kept.
-func nginxListing(cfg *nginxconf.Config) ([]NginxDirective, []*nginxconf.Directive) {
-	var out []NginxDirective
-	var listed []*nginxconf.Directive
-	index := map[*nginxconf.Directive]int{cfg.Main(): -1} // the blocks listed
-	// Directives of one block share its context: joined once per block,
-	// so deep configurations cost memory per block, not per directive.
-	contexts := map[*nginxconf.Directive]string{}
-	for d := range cfg.Main().Descendants() {
-		b := d.Parent()
-		parent, ok := index[b]
-		if !ok || b.Name() == "types" {
-			continue // inside a types {} block
-		}
-		ctx, ok := contexts[b]
-		if !ok {
-			ctx = b.Path()
-			contexts[b] = ctx
-		}
-		args := d.Args()
-		if args == nil {
-			args = []string{}
-		}
-		if d.IsBlock() {
-			index[d] = len(out)
-		}
-		out = append(out, NginxDirective{
-			Name: d.Name(), Args: args, Context: ctx,
-			File: d.File(), Line: d.Line(), Block: d.IsBlock(), Parent: parent,
-		})
-		listed = append(listed, d)
-	}
-	return out, listed
-}
-
 // derive fills the settings and figures from the configuration.
 func (n *Nginx) derive(c *nginxConf, cores int) {
 	n.Settings = map[string]NginxSetting{}
-	for _, s := range c.settings(n.Version, n.ConfigureArgs) {
-		n.Settings[s.name] = c.setting(s.block, s.name, s.def)
+	for _, d := range nginxconf.Defaults(n.build()) {
+		n.Settings[d.Name] = c.setting(c.cfg.Block(d.Level), d.Name, d.Value)
 	}
 	n.deriveWorkers(cores)
 	n.deriveSockets()
@@ -499,66 +358,6 @@ func (n *Nginx) derive(c *nginxConf, cores int) {
 		n.ClientBodyTempPath = f[0]
 	}
 	n.derivePlaces(c)
-}
-
-// nginxSetting is a setting the rules read: the block of its level (the
-// main context, the events or the http block; nil when the configuration
-// has none), its name and nginx's default.
-type nginxSetting struct {
-	block     *nginxconf.Directive
-	name, def string
-}
-
-// settings are the settings of Nginx.Settings, with the defaults of the
-// nginx version (recent when unknown) and of its build.
-func (c *nginxConf) settings(version string, configureArgs []string) []nginxSetting {
-	keepaliveRequests := "1000"
-	if !nginxVersionAtLeast(version, 1, 19, 10) {
-		keepaliveRequests = "100"
-	}
-	sendfileMaxChunk := "2m"
-	if !nginxVersionAtLeast(version, 1, 21, 4) {
-		sendfileMaxChunk = "0"
-	}
-	acceptMutex := "off"
-	if !nginxVersionAtLeast(version, 1, 11, 3) {
-		acceptMutex = "on"
-	}
-	main, events, http := c.cfg.Main(), c.events, c.http
-	return []nginxSetting{
-		{main, "worker_processes", "1"},
-		{main, "worker_rlimit_nofile", ""},
-		{main, "worker_cpu_affinity", ""},
-		{main, "pcre_jit", "off"},
-		{events, "worker_connections", "512"},
-		{events, "multi_accept", "off"},
-		{events, "accept_mutex", acceptMutex},
-		{events, "accept_mutex_delay", "500ms"},
-		{events, "use", ""},
-		{http, "sendfile", "off"},
-		{http, "sendfile_max_chunk", sendfileMaxChunk},
-		{http, "tcp_nopush", "off"},
-		{http, "tcp_nodelay", "on"},
-		{http, "keepalive_timeout", "75s"},
-		{http, "keepalive_requests", keepaliveRequests},
-		{http, "reset_timedout_connection", "off"},
-		{http, "open_file_cache", "off"},
-		{http, "open_file_cache_valid", "60s"},
-		{http, "open_file_cache_min_uses", "1"},
-		{http, "open_file_cache_errors", "off"},
-		{http, "gzip", "off"},
-		{http, "gzip_types", "text/html"},
-		{http, "gzip_comp_level", "1"},
-		{http, "gzip_min_length", "20"},
-		{http, "gzip_static", "off"},
-		{http, "server_tokens", "on"},
-		{http, "client_body_temp_path", nginxConfigureArg(configureArgs, "--http-client-body-temp-path", "client_body_temp")},
-		{http, "client_body_buffer_size", "16k"},
-		{http, "client_max_body_size", "1m"},
-		{http, "proxy_buffering", "on"},
-		{http, "proxy_http_version", "1.0"},
-		{http, "etag", "on"},
-	}
 }
 
 // setting is what the block of a level sets for name (the last such
@@ -580,6 +379,12 @@ func (c *nginxConf) setting(b *nginxconf.Directive, name, def string) NginxSetti
 		s.Inner = append(s.Inner, NginxPlace{Context: d.Parent().Path(), Value: strings.Join(d.Args(), " "), File: d.File(), Line: d.Line()})
 	}
 	return s
+}
+
+// build is the binary's version and configure arguments, as nginxconf
+// reads them.
+func (n *Nginx) build() nginxconf.Build {
+	return nginxconf.Build{Version: n.Version, ConfigureArgs: n.ConfigureArgs}
 }
 
 // value is the value of a setting of Settings.
@@ -609,7 +414,7 @@ func (n *Nginx) deriveSockets() {
 // client connection stays open.
 func (n *Nginx) deriveClientKeepalive() {
 	if f := strings.Fields(n.value("keepalive_timeout")); len(f) > 0 {
-		n.KeepaliveTimeoutSec, _ = nginxSeconds(f[0])
+		n.KeepaliveTimeoutSec, _ = nginxconf.ParseSeconds(f[0])
 	}
 	n.KeepaliveRequests, _ = strconv.Atoi(n.value("keepalive_requests"))
 }
@@ -628,10 +433,10 @@ func (n *Nginx) deriveOpenFileCache() {
 				n.OpenFileCache.InactiveSec = 60
 			}
 		case "inactive":
-			n.OpenFileCache.InactiveSec, _ = nginxSeconds(v)
+			n.OpenFileCache.InactiveSec, _ = nginxconf.ParseSeconds(v)
 		}
 	}
-	n.OpenFileCache.ValidSec, _ = nginxSeconds(n.value("open_file_cache_valid"))
+	n.OpenFileCache.ValidSec, _ = nginxconf.ParseSeconds(n.value("open_file_cache_valid"))
 	n.OpenFileCache.MinUses, _ = strconv.Atoi(n.value("open_file_cache_min_uses"))
 	n.OpenFileCache.Errors = n.value("open_file_cache_errors") == "on"
 }
@@ -673,93 +478,22 @@ func nginxHas(list []string, s string) bool {
 	return false
 }
 
-// nginxSeconds parses an nginx time ("65", "75s", "1m", "500ms", "1h30m").
-func nginxSeconds(s string) (float64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	units := map[string]float64{"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "M": 2592000, "y": 31536000}
-	total := 0.0
-	for s != "" {
-		i := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == 0 {
-			return 0, false
-		}
-		v, _ := strconv.Atoi(s[:i])
-		s = s[i:]
-		j := 0
-		for j < len(s) && (s[j] < '0' || s[j] > '9') && s[j] != ' ' {
-			j++
-		}
-		unit := s[:j]
-		s = strings.TrimLeft(s[j:], " ")
-		if unit == "" {
-			unit = "s"
-		}
-		m, ok := units[unit]
-		if !ok {
-			return 0, false
-		}
-		total += float64(v) * m
-	}
-	return total, true
-}
-
-// nginxPassDirectives are the directives handing a request to another server,
-// with the location kind they make.
-var nginxPassDirectives = map[string]string{
-	"proxy_pass":     "proxy",
-	"fastcgi_pass":   "fastcgi",
-	"uwsgi_pass":     "uwsgi",
-	"scgi_pass":      "scgi",
-	"grpc_pass":      "grpc",
-	"memcached_pass": "memcached",
-}
-
-// nginxPassTarget splits a *_pass argument into the host part (an upstream
-// name when one matches) and whether it is a unix socket.
-func nginxPassTarget(arg string) (host string, unix bool) {
-	rest := arg
-	if i := strings.Index(rest, "://"); i >= 0 {
-		rest = rest[i+3:]
-	}
-	if strings.HasPrefix(rest, "unix:") {
-		return "", true
-	}
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest, false
-}
-
-// upstreams fills Upstreams and the places using each.
+// upstreams fills Upstreams (nginxconf's) and the places using each.
 func (n *Nginx) upstreams(c *nginxConf) {
 	byName := map[string]int{}
-	for _, u := range c.http.ChildrenNamed("upstream") {
-		args := u.Args()
-		if !u.IsBlock() || len(args) == 0 {
-			continue
-		}
-		up := NginxUpstream{Name: args[0], File: u.File(), Line: u.Line(), Servers: []NginxUpstreamServer{}, UsedBy: []NginxUpstreamUse{}}
-		for _, s := range u.ChildrenNamed("server") {
-			if args := s.Args(); len(args) > 0 {
-				up.Servers = append(up.Servers, NginxUpstreamServer{Address: args[0], Unix: strings.HasPrefix(args[0], "unix:"), Params: args[1:]})
-			}
-		}
-		if ka := nginxLast(u.ChildrenNamed("keepalive")); ka != nil && len(ka.Args()) > 0 {
-			up.Keepalive, _ = strconv.Atoi(ka.Args()[0])
+	for _, u := range c.cfg.Upstreams() {
+		up := NginxUpstream{Name: u.Name, File: u.Block.File(), Line: u.Block.Line(), Servers: []NginxUpstreamServer{}, UsedBy: []NginxUpstreamUse{}, Keepalive: u.Keepalive}
+		for _, s := range u.Servers {
+			up.Servers = append(up.Servers, NginxUpstreamServer{Address: s.Address, Unix: s.Unix, Params: s.Params})
 		}
 		byName[up.Name] = len(n.Upstreams)
 		n.Upstreams = append(n.Upstreams, up)
 	}
 	for _, d := range c.listed {
-		if _, ok := nginxPassDirectives[d.Name()]; !ok || len(d.Args()) == 0 || !d.Within(c.http) {
+		if _, ok := nginxconf.PassKind(d.Name()); !ok || len(d.Args()) == 0 || !d.Within(c.http) {
 			continue
 		}
-		host, _ := nginxPassTarget(d.Args()[0])
+		host, _ := nginxconf.PassTarget(d.Args()[0])
 		if ui, ok := byName[host]; ok {
 			n.Upstreams[ui].UsedBy = append(n.Upstreams[ui].UsedBy, c.upstreamUse(d))
 		}
@@ -787,7 +521,7 @@ func (c *nginxConf) upstreamUse(d *nginxconf.Directive) NginxUpstreamUse {
 		for _, h := range c.cfg.Effective(at, "proxy_set_header") {
 			if args := h.Args(); len(args) >= 2 && strings.EqualFold(args[0], "Connection") {
 				use.Connection = args[1]
-				use.ConnectionValue = c.resolveMap(args[1])
+				use.ConnectionValue = c.cfg.MapDefault(args[1])
 			}
 		}
 		use.ConnectionCleared = use.ConnectionValue == ""
@@ -810,39 +544,6 @@ func (c *nginxConf) value(block *nginxconf.Directive, name, def string) string {
 		return strings.Join(args, " ")
 	}
 	return def
-}
-
-// resolveMap returns the value a header value has for a request without the
-// header a map reads: a value that is exactly a variable set by a map block
-// takes that map's "" entry, else its default, else "". Anything else is
-// returned as is.
-func (c *nginxConf) resolveMap(v string) string {
-	if !strings.HasPrefix(v, "$") || strings.ContainsAny(v[1:], "$ ") {
-		return v
-	}
-	name := strings.Trim(v, "${}")
-	for _, m := range c.http.ChildrenNamed("map") {
-		args := m.Args()
-		if !m.IsBlock() || len(args) != 2 || strings.Trim(args[1], "${}") != name {
-			continue
-		}
-		var empty, def *nginxconf.Directive
-		for _, e := range m.Children() {
-			switch e.Name() {
-			case "":
-				empty = e
-			case "default":
-				def = e
-			}
-		}
-		for _, e := range []*nginxconf.Directive{empty, def} {
-			if e != nil && len(e.Args()) > 0 {
-				return e.Args()[0]
-			}
-		}
-		return ""
-	}
-	return v
 }
 
 // serverNames returns the server_name of the server block that is or
@@ -869,7 +570,7 @@ func (n *Nginx) listens(c *nginxConf) {
 		if len(ls) == 0 {
 			n.Listens = append(n.Listens, NginxListen{
 				Context: "http>server", ServerName: c.serverNames(srv), File: srv.File(), Line: srv.Line(),
-				Implicit: true, Address: "*", Port: 80, Backlog: nginxDefaultBacklog, BacklogDefault: true, HTTP2: http2,
+				Implicit: true, Address: "*", Port: 80, Backlog: nginxconf.DefaultBacklog, BacklogDefault: true, HTTP2: http2,
 			})
 		}
 		for _, k := range ls {
@@ -899,156 +600,69 @@ func (n *Nginx) streamListens(c *nginxConf) {
 	}
 }
 
-// nginxListenOf reads the listen directive d, in its place.
+// nginxListenOf reads the listen directive d (nginxconf.ParseListen), in
+// its place.
 func nginxListenOf(d *nginxconf.Directive) (NginxListen, bool) {
-	l, ok := nginxParseListen(d.Args())
-	if ok {
-		l.Context, l.File, l.Line = d.Parent().Path(), d.File(), d.Line()
-	}
-	return l, ok
-}
-
-// nginxParseListen reads the arguments of a listen directive.
-func nginxParseListen(args []string) (NginxListen, bool) {
-	if len(args) == 0 {
+	p, ok := nginxconf.ParseListen(d.Args())
+	if !ok {
 		return NginxListen{}, false
 	}
-	l := NginxListen{Backlog: nginxDefaultBacklog, BacklogDefault: true}
-	addr := args[0]
-	switch {
-	case strings.HasPrefix(addr, "unix:"):
-		l.Address, l.Unix = strings.TrimPrefix(addr, "unix:"), true
-	case bytesconv.IsDigits(addr):
-		l.Address = "*"
-		l.Port, _ = strconv.Atoi(addr)
-	default:
-		host, port := addr, ""
-		if strings.HasPrefix(addr, "[") {
-			if i := strings.Index(addr, "]"); i >= 0 {
-				host, port = addr[:i+1], strings.TrimPrefix(addr[i+1:], ":")
-			}
-		} else if i := strings.LastIndexByte(addr, ':'); i >= 0 {
-			host, port = addr[:i], addr[i+1:]
-		}
-		l.Address = host
-		l.Port = 80
-		if port != "" {
-			l.Port, _ = strconv.Atoi(port)
-		}
-	}
-	for _, p := range args[1:] {
-		k, v, _ := strings.Cut(p, "=")
-		switch k {
-		case "backlog":
-			if b, err := strconv.Atoi(v); err == nil {
-				l.Backlog, l.BacklogDefault = b, false
-			}
-		case "reuseport":
-			l.Reuseport = true
-		case "http2":
-			l.HTTP2 = true
-		case "ssl":
-			l.SSL = true
-		case "fastopen":
-			l.Fastopen, _ = strconv.Atoi(v)
-		case "default_server", "default":
-			l.DefaultServer = true
-		case "deferred":
-			l.Deferred = true
-		}
-	}
-	return l, true
+	return NginxListen{
+		Context: d.Parent().Path(), File: d.File(), Line: d.Line(),
+		Address: p.Address, Port: p.Port, Unix: p.Unix, Backlog: p.Backlog, BacklogDefault: p.BacklogDefault,
+		Reuseport: p.Reuseport, HTTP2: p.HTTP2, SSL: p.SSL, Fastopen: p.Fastopen, DefaultServer: p.DefaultServer, Deferred: p.Deferred,
+	}, true
 }
 
-// logFormats returns the http-level log_format texts by name, with
-// nginx's own combined unless the configuration defines it.
-func (c *nginxConf) logFormats() map[string]string {
-	formats := map[string]string{}
-	for _, k := range c.http.ChildrenNamed("log_format") {
-		args := k.Args()
-		if len(args) < 2 {
-			continue
-		}
-		parts := args[1:]
-		if strings.HasPrefix(parts[0], "escape=") {
-			parts = parts[1:]
-		}
-		formats[args[0]] = strings.Join(parts, "")
+// formatText is the text of the log_format name (nginxconf's LogFormat,
+// the lookup the access-log profiler uses too): "" when the
+// configuration does not define it, or defines a name twice (nginx
+// refuses that; ConfigTest says so).
+func (c *nginxConf) formatText(name string) string {
+	f, err := c.cfg.LogFormat(name)
+	if err != nil {
+		return ""
 	}
-	if _, ok := formats["combined"]; !ok {
-		formats["combined"] = accesslog.Combined
-	}
-	return formats
+	return f
 }
 
 // accessLogs fills AccessLogs: every access_log in http, and nginx's own
 // when the http level sets none.
 func (n *Nginx) accessLogs(c *nginxConf) {
-	formats := c.logFormats()
 	if len(c.http.ChildrenNamed("access_log")) == 0 {
-		l := NginxAccessLog{Context: "http", Default: true, Path: nginxConfigureArg(n.ConfigureArgs, "--http-log-path", "logs/access.log"), Format: "combined"}
-		l.FormatText = formats["combined"]
-		l.RequestTime = nginxHasVariable(l.FormatText, "request_time")
-		l.UpstreamResponseTime = nginxHasVariable(l.FormatText, "upstream_response_time")
+		l := NginxAccessLog{Context: "http", Default: true, Path: n.build().Arg("--http-log-path", "logs/access.log"), Format: "combined"}
+		l.setFormat(c.formatText("combined"))
 		n.AccessLogs = append(n.AccessLogs, l)
 	}
 	for _, d := range c.listed {
 		if d.Name() == "access_log" && len(d.Args()) > 0 && d.Within(c.http) {
-			n.AccessLogs = append(n.AccessLogs, nginxAccessLog(d, formats))
+			n.AccessLogs = append(n.AccessLogs, c.accessLog(d))
 		}
 	}
 }
 
-// nginxAccessLog reads the access_log directive d: off, or a path with
-// its format (combined by default, looked up in formats) and parameters.
-func nginxAccessLog(d *nginxconf.Directive, formats map[string]string) NginxAccessLog {
+// setFormat sets the log's format text and the timings it records.
+func (l *NginxAccessLog) setFormat(text string) {
+	l.FormatText = text
+	l.RequestTime = nginxconf.UsesVariable(text, "request_time")
+	l.UpstreamResponseTime = nginxconf.UsesVariable(text, "upstream_response_time")
+	l.RequestLength = nginxconf.UsesVariable(text, "request_length")
+}
+
+// accessLog reads the access_log directive d (nginxconf.ParseAccessLog):
+// off, or a path with its format (looked up by formatText) and
+// parameters.
+func (c *nginxConf) accessLog(d *nginxconf.Directive) NginxAccessLog {
 	args := d.Args()
 	l := NginxAccessLog{Context: d.Parent().Path(), File: d.File(), Line: d.Line(), Args: args}
-	if args[0] == "off" {
+	a, _ := nginxconf.ParseAccessLog(args)
+	if a.Off {
 		l.Off = true
 		return l
 	}
-	l.Path = args[0]
-	l.Syslog = strings.HasPrefix(l.Path, "syslog:")
-	l.Format = "combined"
-	for j, a := range args[1:] {
-		k, v, _ := strings.Cut(a, "=")
-		switch {
-		case j == 0 && !strings.Contains(a, "="):
-			l.Format = a
-		case k == "buffer":
-			l.Buffer = v
-		case k == "gzip":
-			l.Gzip = true
-		case k == "if":
-			l.If = v
-		}
-	}
-	l.FormatText = formats[l.Format]
-	l.RequestTime = nginxHasVariable(l.FormatText, "request_time")
-	l.UpstreamResponseTime = nginxHasVariable(l.FormatText, "upstream_response_time")
+	l.Path, l.Syslog, l.Format, l.Buffer, l.Gzip, l.If = a.Path, a.Syslog, a.Format, a.Buffer, a.Gzip, a.If
+	l.setFormat(c.formatText(l.Format))
 	return l
-}
-
-// nginxHasVariable reports whether format uses $name or ${name}.
-func nginxHasVariable(format, name string) bool {
-	if strings.Contains(format, "${"+name+"}") {
-		return true
-	}
-	for rest := format; ; {
-		i := strings.Index(rest, "$"+name)
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+1+len(name):]
-		if rest == "" || !nginxVarByte(rest[0]) {
-			return true
-		}
-	}
-}
-
-func nginxVarByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // locations fills Locations with the locations of http servers, nested
@@ -1067,7 +681,7 @@ func (n *Nginx) location(c *nginxConf, d *nginxconf.Directive) NginxLocation {
 	l := NginxLocation{Context: d.Parent().Path(), Match: strings.Join(d.Args(), " "), ServerName: c.serverNames(d), File: d.File(), Line: d.Line()}
 	for _, k := range d.Children() {
 		args := k.Args()
-		if kind, ok := nginxPassDirectives[k.Name()]; ok && len(args) > 0 {
+		if kind, ok := nginxconf.PassKind(k.Name()); ok && len(args) > 0 {
 			l.Kind, l.Pass = kind, args[0]
 			up, unix := n.passUpstream(args[0])
 			if l.Unix = unix; up != "" {
@@ -1116,7 +730,7 @@ func (n *Nginx) location(c *nginxConf, d *nginxconf.Directive) NginxLocation {
 // none) and whether requests go over unix sockets: the target's own, or
 // every server of the upstream.
 func (n *Nginx) passUpstream(target string) (upstream string, unix bool) {
-	host, unix := nginxPassTarget(target)
+	host, unix := nginxconf.PassTarget(target)
 	for _, u := range n.Upstreams {
 		if u.Name == host {
 			upstream = host

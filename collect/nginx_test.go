@@ -6,14 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stacktune/stacktune/accesslog"
 	"github.com/stacktune/stacktune/internal/golden"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/nginxconf"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // nginxFixtures are the configuration trees under testdata, each with its
@@ -229,7 +230,7 @@ func TestNginxFacts(t *testing.T) {
 			t.Errorf("listens %+v", n.Listens)
 		}
 		for _, d := range n.Directives {
-			if d.Context == "http>types" {
+			if d.Parent().Path() == "http>types" {
 				t.Fatalf("MIME type entry listed: %+v", d)
 			}
 		}
@@ -254,10 +255,42 @@ func TestNginxDirectives(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for i, d := range n.Directives {
+	// As the snapshot's JSON lists them, and as read back: the same
+	// list, the same tree.
+	b, err := json.Marshal(n.Directives)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []struct {
+		Name    string
+		Args    []string
+		Context string
+		File    string
+		Line    int
+		Block   bool
+		Parent  int
+	}
+	if err := json.Unmarshal(b, &entries); err != nil {
+		t.Fatal(err)
+	}
+	var back nginxconf.Listing
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(n.Directives) {
+		t.Fatalf("read back %d directives of %d", len(back), len(n.Directives))
+	}
+	for i, d := range entries {
 		got = append(got, strings.Join([]string{
 			strconv.Itoa(i), d.Name, strings.Join(d.Args, ","), d.Context, filepath.Base(d.File) + ":" + strconv.Itoa(d.Line), strconv.Itoa(d.Parent), map[bool]string{true: "{"}[d.Block],
 		}, "|"))
+		r := back[i]
+		if r.Name() != d.Name || strings.Join(r.Args(), ",") != strings.Join(d.Args, ",") || r.Parent().Path() != d.Context || r.File() != d.File || r.Line() != d.Line || r.IsBlock() != d.Block {
+			t.Errorf("directive %d read back as %s %q in %q at %s:%d", i, r.Name(), r.Args(), r.Parent().Path(), r.File(), r.Line())
+		}
+		if (d.Parent < 0) != (r.Parent().Parent() == nil) || d.Parent >= 0 && back[d.Parent] != r.Parent() {
+			t.Errorf("directive %d read back in another block", i)
+		}
 	}
 	want := []string{
 		"0|events|||nginx.conf:1|-1|{",
@@ -433,94 +466,11 @@ func TestNginxSandbox(t *testing.T) {
 	}
 }
 
-func TestNginxParseListen(t *testing.T) {
-	cases := []struct {
-		name string
-		args []string
-		want NginxListen
-	}{
-		{"port only", []string{"80"}, NginxListen{Address: "*", Port: 80, Backlog: 511, BacklogDefault: true}},
-		{"address only", []string{"127.0.0.1"}, NginxListen{Address: "127.0.0.1", Port: 80, Backlog: 511, BacklogDefault: true}},
-		{"star", []string{"*:8080", "backlog=100"}, NginxListen{Address: "*", Port: 8080, Backlog: 100}},
-		{"ipv6", []string{"[::]:443", "ssl", "http2", "reuseport"}, NginxListen{Address: "[::]", Port: 443, SSL: true, HTTP2: true, Reuseport: true, Backlog: 511, BacklogDefault: true}},
-		{"ipv6 no port", []string{"[::1]"}, NginxListen{Address: "[::1]", Port: 80, Backlog: 511, BacklogDefault: true}},
-		{"unix", []string{"unix:/run/nginx.sock", "backlog=4096"}, NginxListen{Address: "/run/nginx.sock", Unix: true, Backlog: 4096}},
-		{"everything", []string{"localhost:80", "default", "deferred", "fastopen=256", "backlog=32768"}, NginxListen{Address: "localhost", Port: 80, DefaultServer: true, Deferred: true, Fastopen: 256, Backlog: 32768}},
-		{"bad backlog kept default", []string{"80", "backlog=x"}, NginxListen{Address: "*", Port: 80, Backlog: 511, BacklogDefault: true}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := nginxParseListen(tc.args)
-			if !ok || !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v, want %+v", got, tc.want)
-			}
-		})
-	}
-	if _, ok := nginxParseListen(nil); ok {
-		t.Error("listen without arguments accepted")
-	}
-}
-
-func TestNginxHelpers(t *testing.T) {
-	seconds := []struct {
-		in   string
-		want float64
-		ok   bool
-	}{
-		{"65", 65, true}, {"75s", 75, true}, {"1m", 60, true}, {"500ms", 0.5, true}, {"1h30m", 5400, true},
-		{"0", 0, true}, {"", 0, false}, {"s", 0, false}, {"10x", 0, false},
-	}
-	for _, tc := range seconds {
-		if got, ok := nginxSeconds(tc.in); got != tc.want || ok != tc.ok {
-			t.Errorf("nginxSeconds(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-	vars := []struct {
-		format, name string
-		want         bool
-	}{
-		{"$request_time", "request_time", true},
-		{"rt=${request_time}s", "request_time", true},
-		{"$request_time_x $request", "request_time", false},
-		{"$upstream_response_time", "request_time", false},
-		{"a $request_time_x $request_time", "request_time", true},
-		{"", "request_time", false},
-	}
-	for _, tc := range vars {
-		if got := nginxHasVariable(tc.format, tc.name); got != tc.want {
-			t.Errorf("nginxHasVariable(%q, %q) = %v", tc.format, tc.name, got)
-		}
-	}
-	targets := []struct {
-		in, host string
-		unix     bool
-	}{
-		{"http://app", "app", false},
-		{"http://app/path/", "app", false},
-		{"https://127.0.0.1:8443/x", "127.0.0.1:8443", false},
-		{"http://unix:/run/app.sock:/uri", "", true},
-		{"unix:/run/php/php-fpm.sock", "", true},
-		{"php", "php", false},
-		{"grpc://backend", "backend", false},
-	}
-	for _, tc := range targets {
-		if host, unix := nginxPassTarget(tc.in); host != tc.host || unix != tc.unix {
-			t.Errorf("nginxPassTarget(%q) = %q, %v", tc.in, host, unix)
-		}
-	}
-	versions := []struct {
-		v    string
-		want bool
-	}{{"1.22.1", true}, {"1.19.10", true}, {"1.19.9", false}, {"1.18", false}, {"2.0.0", true}, {"", true}}
-	for _, tc := range versions {
-		if got := nginxVersionAtLeast(tc.v, 1, 19, 10); got != tc.want {
-			t.Errorf("nginxVersionAtLeast(%q, 1.19.10) = %v", tc.v, got)
-		}
-	}
-	v, args := parseNginxV("nginx version: nginx/1.22.1\nbuilt with OpenSSL 3\nconfigure arguments: --with-cc-opt='-g -O2' --prefix=/usr/share/nginx --http-client-body-temp-path=/var/lib/nginx/body\n")
-	if v != "1.22.1" || strings.Join(args, "|") != "--with-cc-opt=-g -O2|--prefix=/usr/share/nginx|--http-client-body-temp-path=/var/lib/nginx/body" {
-		t.Errorf("parseNginxV: %q %q", v, args)
-	}
+// TestNginxBuildDefaults: the settings nginx leaves unset take the
+// defaults of the binary's version and build (nginxconf.Defaults).
+func TestNginxBuildDefaults(t *testing.T) {
+	b := nginxconf.ParseBuild("nginx version: nginx/1.18.0\nconfigure arguments: --http-client-body-temp-path=/var/lib/nginx/body\n")
+	args := b.ConfigureArgs
 	n := &Nginx{Version: "1.18.0", ConfigureArgs: args}
 	dir := t.TempDir()
 	nginxWriteFiles(t, dir, map[string]string{"nginx.conf": "events {} http { server { listen 80; } }"})
@@ -559,13 +509,63 @@ func FuzzNginxConfig(f *testing.F) {
 		if err := n.read(path, 2); err != nil {
 			return
 		}
-		for i, d := range n.Directives {
-			if d.Parent >= i || d.Parent < -1 || d.Parent >= 0 && !n.Directives[d.Parent].Block {
+		b, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var entries struct {
+			Directives []struct {
+				Parent int
+				Block  bool
+			}
+		}
+		if err := json.Unmarshal(b, &entries); err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range entries.Directives {
+			if d.Parent >= i || d.Parent < -1 || d.Parent >= 0 && !entries.Directives[d.Parent].Block {
 				t.Fatalf("directive %d %+v: bad parent", i, d)
 			}
 		}
-		if _, err := json.Marshal(n); err != nil {
-			t.Fatal(err)
+		var back Nginx
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("the snapshot's directives do not read back: %v", err)
 		}
 	})
+}
+
+// TestNginxAccessLogFormats: the snapshot's formats come from nginxconf's
+// LogFormat, the profiler's lookup, so both follow nginx's rule: a name
+// defined twice, the predefined combined included, has no format (nginx
+// refuses the configuration).
+func TestNginxAccessLogFormats(t *testing.T) {
+	cases := []struct {
+		name string
+		conf string
+		want []string // per access log: format, its text, request_time logged
+	}{
+		{"combined, predefined", "http { access_log /l; }", []string{"combined|" + accesslog.Combined + "|false"}},
+		{"a format of the configuration", "http { log_format timed '$status $request_time'; access_log /l timed; }", []string{"timed|$status $request_time|true"}},
+		{"combined redefined: none (it used to be taken)", "http { log_format combined '$status $request_time'; access_log /l; }", []string{"combined||false"}},
+		{"a name defined twice: none for any", "http { log_format t '$a'; log_format t '$request_time'; log_format u '$b'; access_log /l t; access_log /m u; }",
+			[]string{"t||false", "u||false"}},
+		{"the default log without an access_log", "http { log_format timed '$request_time'; }", []string{"combined|" + accesslog.Combined + "|false"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			nginxWriteFiles(t, dir, map[string]string{"nginx.conf": tc.conf})
+			n := &Nginx{}
+			if err := n.read(filepath.Join(dir, "nginx.conf"), 2); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range n.AccessLogs {
+				got = append(got, l.Format+"|"+l.FormatText+"|"+strconv.FormatBool(l.RequestTime))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("access logs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
 }

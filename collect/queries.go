@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -164,7 +163,7 @@ func (c *queriesCollector) Collect(ctx context.Context, s *Snapshot) error {
 			off = end - queriesMaxBytes
 			q.Notes = append(q.Notes, fmt.Sprintf("more than %d MiB of slow log during the interval: its last %d MiB were read", queriesMaxBytes>>20, queriesMaxBytes>>20))
 		}
-		f, err := os.Open(c.source)
+		f, _, err := input.OpenFile(c.source)
 		if err != nil {
 			return fmt.Errorf("queries: %w", err)
 		}

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // redisCommands runs commands on one connection with the collector's own

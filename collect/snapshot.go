@@ -1,10 +1,12 @@
 package collect
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"reflect"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/stacktune/stacktune/input"
 )
 
 // SchemaVersion is the version of the Snapshot JSON layout.
@@ -272,15 +276,29 @@ func (s *Snapshot) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Load reads a snapshot saved as JSON.
+// MaxSnapshotFile bounds a snapshot read from disk: far above a real one
+// (tens of KB), and what a fleet host may send.
+const MaxSnapshotFile = 64 << 20
+
+// Load reads a snapshot saved as JSON: a regular file (a FIFO is refused
+// without blocking) of at most MaxSnapshotFile bytes, decoded as it is
+// read.
 func Load(path string) (*Snapshot, error) {
-	b, err := os.ReadFile(path)
+	f, fi, err := input.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading snapshot: %w", err)
 	}
+	defer f.Close()
+	if fi.Size() > MaxSnapshotFile {
+		return nil, fmt.Errorf("reading snapshot: %w (collect.MaxSnapshotFile)", &input.TooLargeError{Path: path, Limit: MaxSnapshotFile})
+	}
 	var s Snapshot
-	if err := json.Unmarshal(b, &s); err != nil {
+	dec := json.NewDecoder(bufio.NewReader(io.LimitReader(f, MaxSnapshotFile)))
+	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s is not a stacktune snapshot: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s is not a stacktune snapshot: data after its JSON value", path)
 	}
 	if s.Version == 0 || s.Version > SchemaVersion {
 		return nil, fmt.Errorf("%s: snapshot version %d, this stacktune reads up to %d", path, s.Version, SchemaVersion)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestCurrentDatabase reads the DSN's database from a real server, and ""

@@ -3,16 +3,15 @@ package dbconn
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/stacktune/stacktune/changeset"
+	"github.com/stacktune/stacktune/input"
 )
 
 // Source is where a server's connection settings come from, as the
@@ -39,8 +38,11 @@ type Source struct {
 // Limits of option-file reading: a hostile or looping !include cannot
 // take memory or time without bound.
 const (
-	maxOptionFileBytes = 1 << 20
-	maxOptionFiles     = 64
+	// MaxOptionFileBytes bounds one option file.
+	MaxOptionFileBytes = 1 << 20
+	// MaxOptionFiles bounds the files read, !include and !includedir
+	// included.
+	MaxOptionFiles = 64
 )
 
 // Asked reports whether the source names a server at all: a DSN, its
@@ -148,31 +150,21 @@ type optionReader struct {
 // read reads one option file; a missing file is an error only when must.
 func (r *optionReader) read(path string, must bool) error {
 	r.files++
-	if r.files > maxOptionFiles {
-		return fmt.Errorf("option files: more than %d read (an !include loop?) at %s", maxOptionFiles, path)
+	if r.files > MaxOptionFiles {
+		return fmt.Errorf("option files: more than %d read (dbconn.MaxOptionFiles; an !include loop?) at %s", MaxOptionFiles, path)
 	}
-	// O_NONBLOCK: a FIFO named as an option file must not block the
-	// open; it is refused as not a regular file below.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if !must && errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if !must && errors.Is(err, os.ErrPermission) {
-			return nil // as the mysql client: an unreadable global file is skipped
-		}
+	data, err := input.ReadFile(path, MaxOptionFileBytes)
+	var tl *input.TooLargeError
+	switch {
+	case err == nil:
+	case !must && errors.Is(err, os.ErrNotExist):
+		return nil
+	case !must && errors.Is(err, os.ErrPermission):
+		return nil // as the mysql client: an unreadable global file is skipped
+	case errors.As(err, &tl):
+		return fmt.Errorf("option file %s: larger than %s (dbconn.MaxOptionFileBytes)", path, input.SizeText(MaxOptionFileBytes))
+	default:
 		return fmt.Errorf("option file: %w", err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return fmt.Errorf("option file %s: not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxOptionFileBytes+1))
-	if err != nil {
-		return fmt.Errorf("option file %s: %w", path, err)
-	}
-	if len(data) > maxOptionFileBytes {
-		return fmt.Errorf("option file %s: larger than %d bytes", path, maxOptionFileBytes)
 	}
 	settings, err := changeset.ClientCnf.Parse(data)
 	if err != nil {

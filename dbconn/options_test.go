@@ -53,7 +53,7 @@ func TestResolve(t *testing.T) {
 		{"--dsn-env unset", Source{DSNEnv: "NOPE", Getenv: getenv}, "error: --dsn-env NOPE: the variable is not set or empty"},
 		{"--dsn-env empty", Source{DSNEnv: "EMPTY", Getenv: getenv}, "error: --dsn-env EMPTY"},
 		{"both", Source{DSN: "a@/", DSNEnv: "APP_DSN", Getenv: getenv}, "error: give --dsn or --dsn-env, not both"},
-		{"a missing defaults file", Source{DefaultsFile: filepath.Join(defaults, "none.cnf")}, "error: option file: open"},
+		{"a missing defaults file", Source{DefaultsFile: filepath.Join(defaults, "none.cnf")}, "error: none.cnf: no such file or directory"},
 		{"an include loop", Source{DefaultsFile: filepath.Join(defaults, "loop.cnf")}, "error: option files: more than 64 read"},
 		{"a broken file", Source{DefaultsFile: filepath.Join(defaults, "bad.cnf")}, "error: unclosed section header"},
 		{"a directory", Source{DefaultsFile: defaults}, "error: not a regular file"},

@@ -18,6 +18,11 @@ import (
 	"github.com/stacktune/stacktune/nginxconf"
 )
 
+// nameTheFormat is what an access log whose format was not detected
+// needs.
+var nameTheFormat = "name its format with --http-log-format (" + accesslog.NameList() +
+	"), or give --nginx-conf with the access_log that writes it"
+
 // accessLog is one access log read for the run's window: its path, its
 // parser (nil: detected from its lines) and its size when the run started.
 type accessLog struct {
@@ -72,11 +77,9 @@ func nginxAccessLogs(confPath string) ([]accessLog, []string, error) {
 			continue
 		}
 		seen[path] = true
-		name := "combined"
-		if len(args) > 1 && !strings.Contains(args[1], "=") {
-			name = args[1]
-		}
-		text, err := accesslog.NginxFormat(c, name)
+		a, _ := nginxconf.ParseAccessLog(args)
+		name := a.Format
+		text, err := c.LogFormat(name)
 		if err != nil {
 			return nil, notes, err
 		}
@@ -162,13 +165,8 @@ func (w window) index(t time.Time) int {
 // start: from start to its end now (from its beginning when it is
 // smaller than that, rotated during the run).
 func sectionOf(path string, start int64) (*os.File, *io.SectionReader, bool, error) {
-	f, err := os.Open(path)
+	f, st, err := input.OpenFile(path)
 	if err != nil {
-		return nil, nil, false, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, nil, false, err
 	}
 	rotated := st.Size() < start
@@ -176,31 +174,6 @@ func sectionOf(path string, start int64) (*os.File, *io.SectionReader, bool, err
 		start = 0
 	}
 	return f, io.NewSectionReader(f, start, st.Size()-start), rotated, nil
-}
-
-// detectSample is how much of a log format detection looks at.
-const detectSample = 64 << 10
-
-// detect picks a log's parser from its first lines.
-func detect(r io.ReaderAt, size int64) (accesslog.Parser, error) {
-	buf := make([]byte, min(size, detectSample))
-	n, err := r.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	var lines [][]byte
-	for _, l := range bytes.SplitN(buf[:n], []byte("\n"), 21) {
-		if len(bytes.TrimSpace(l)) > 0 {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) > 20 {
-		lines = lines[:20] // the 21st piece may be cut
-	}
-	if len(lines) == 0 {
-		return nil, nil
-	}
-	return accesslog.Detect(lines)
 }
 
 // requestSeries counts each endpoint's requests per step of the window.
@@ -211,10 +184,11 @@ type requestSeries struct {
 // profileWindow profiles the lines of the access logs written during the
 // window (the part of each file after its size at the start, and only
 // lines whose time falls in the window), and counts each endpoint's
-// requests per step with the same grouping.
-func profileWindow(ctx context.Context, logs []accessLog, w window, started, ended time.Time) (*httpprof.Report, *requestSeries, []string, error) {
+// requests per step with the same grouping; seed are positions known to
+// be values (the scenario's paths), grouped from the start.
+func profileWindow(ctx context.Context, logs []accessLog, w window, started, ended time.Time, seed []string) (*httpprof.Report, *requestSeries, []string, error) {
 	var notes []string
-	popt := httpprof.Options{Since: started.Truncate(time.Second), Until: ended.Truncate(time.Second).Add(time.Second)}
+	popt := httpprof.Options{Since: started.Truncate(time.Second), Until: ended.Truncate(time.Second).Add(time.Second), Values: seed}
 	var merged *httpprof.Result
 	var parser accesslog.Parser
 	var names []string
@@ -228,32 +202,31 @@ func profileWindow(ctx context.Context, logs []accessLog, w window, started, end
 		if rotated {
 			notes = append(notes, fmt.Sprintf("access log %s is smaller than at the start of the run (rotated?): read whole, its lines of the run's window kept", l.path))
 		}
-		p := l.parser
-		if p == nil {
-			if p, err = detect(sec, sec.Size()); err != nil {
-				f.Close()
-				notes = append(notes, fmt.Sprintf("access log %s: %v", l.path, err))
-				continue
-			}
-		}
-		if p == nil { // nothing written during the run
-			f.Close()
-			continue
-		}
+		// A nil parser is detected from the lines written during the
+		// run, numbered from the run's start.
 		in := input.Input{Name: l.path, R: sec}
-		res, err := httpprof.FromLogs(ctx, []input.Input{in}, p, httpprof.LogOptions{Profile: popt})
+		if !rotated && l.start > 0 {
+			in.Name = fmt.Sprintf("%s from byte %d", l.path, l.start)
+		}
+		res, err := httpprof.FromLogs(ctx, []input.Input{in}, l.parser, httpprof.LogOptions{Profile: popt})
 		f.Close()
-		if err != nil {
+		var de *accesslog.DetectError
+		switch {
+		case res == nil && errors.As(err, &de) && de.Empty(): // nothing written during the run
+			continue
+		case res == nil && errors.As(err, &de):
+			notes = append(notes, fmt.Sprintf("access log %s: %v; %s", l.path, err, nameTheFormat))
+			continue
+		case err != nil:
 			return nil, nil, notes, fmt.Errorf("reading the access log %s: %w", l.path, err)
 		}
+		p := res.Parser
 		if merged == nil {
 			merged, parser = res, p
 		} else {
 			merged.Profiler.Merge(res.Profiler)
 			merged.Bytes += res.Bytes
-			for k, v := range res.Skipped {
-				merged.Skipped[k] += v
-			}
+			merged.Skipped.Merge(res.Skipped)
 		}
 		names = append(names, l.path)
 		l.parser = p

@@ -83,7 +83,7 @@ func TestProfileWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := newWindow(start, start.Add(3500*time.Millisecond), time.Second)
-	rep, series, notes, err := profileWindow(context.Background(), []accessLog{{path: path, start: int64(len(old))}}, w, start, start.Add(3500*time.Millisecond))
+	rep, series, notes, err := profileWindow(context.Background(), []accessLog{{path: path, start: int64(len(old))}}, w, start, start.Add(3500*time.Millisecond), nil)
 	if err != nil || rep == nil || series == nil {
 		t.Fatalf("%v %v %v", rep, err, notes)
 	}
@@ -95,5 +95,65 @@ func TestProfileWindow(t *testing.T) {
 	}
 	if got := series.counts["GET /home"]; fmt.Sprint(got) != "[1 1 1 1]" {
 		t.Errorf("GET /home per step %v", got)
+	}
+}
+
+// TestProfileWindowDetects: the format of a log written during the run is
+// detected from the lines it can read: a line of junk longer than 1 MiB
+// first is skipped and counted (detection sampled 64 KiB of it and gave
+// up on the log), and a log with nothing readable is a note that says
+// what was sampled and how to name the format; a log nothing was written
+// to is no note.
+func TestProfileWindowDetects(t *testing.T) {
+	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var valid strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&valid, `127.0.0.1 - - [%s] "GET /item/%d HTTP/1.1" 200 12 "-" "bench" 0.010 0.009`+"\n", start.Add(time.Duration(i%3)*time.Second).Format("02/Jan/2006:15:04:05 -0700"), i)
+	}
+	junk := strings.Repeat("\x16\x03junk ", 3<<20/7) + "\n"
+	const old = "written before the run\n"
+	cases := []struct {
+		name     string
+		text     string
+		requests int64
+		note     []string
+	}{
+		{name: "a 3 MiB first line", text: junk + valid.String(), requests: 30},
+		{name: "junk only", text: junk + "<html>502</html>\n", note: []string{
+			"access.log from byte 23: no known format reads these lines: 1 line (1 line longer than 1 MiB skipped), tried json (line 2: not JSON",
+			"name its format with --http-log-format (combined, common",
+		}},
+		{name: "nothing written"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "access.log")
+			if err := os.WriteFile(path, []byte(old+tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w := newWindow(start, start.Add(3500*time.Millisecond), time.Second)
+			rep, _, notes, err := profileWindow(context.Background(), []accessLog{{path: path, start: int64(len(old))}}, w, start, start.Add(3500*time.Millisecond), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(notes, "\n")
+			for _, n := range tc.note {
+				if !strings.Contains(got, n) {
+					t.Errorf("notes %q, want %q", notes, n)
+				}
+			}
+			if len(tc.note) == 0 && len(notes) > 0 {
+				t.Errorf("notes %q", notes)
+			}
+			if tc.requests == 0 {
+				if rep != nil {
+					t.Errorf("a profile of %d requests", rep.Overall.Requests)
+				}
+				return
+			}
+			if rep == nil || rep.Overall.Requests != tc.requests || rep.Skipped.Reasons["line_too_long"] != 1 || rep.Skipped.Count != 1 {
+				t.Fatalf("profile %+v, want %d requests and the long line skipped", rep, tc.requests)
+			}
+		})
 	}
 }

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/stacktune/stacktune/chunk"
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/fingerprint"
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/slowlog"
 )
 
@@ -31,9 +32,10 @@ const otherRequests = "(other requests)"
 
 // attributionMethod says how the estimate is made, for the report.
 const attributionMethod = "estimate: the run's window is cut into %s steps; in each, the class's calls (slow log) and each endpoint's requests (access log) are counted, " +
-	"and calls = background + Σ k × requests is fitted by non-negative least squares over the steps; k is the estimated calls per request of an endpoint, " +
+	"and calls = background + Σ k × requests is fitted by non-negative least squares over the steps; k is the estimated calls per request of an endpoint (with its 90%% range over 200 fits on resampled steps), " +
 	"k × its requests its part of the class's calls, and the class's time is split in the same parts. It needs the endpoints' request counts to vary from step to step " +
-	"independently (a scenario picking pages at random does); pages always requested together cannot be told apart, and R² says how well the fit explains the calls"
+	"independently (a scenario picking pages at random does); pages always requested together cannot be told apart, and R² says how well the fit explains the calls. " +
+	"A class is given an endpoint only when R² is at least 0.5 and the top endpoint's range stays above 0; otherwise its endpoint is unknown (a trace run measures it)"
 
 // classSeries counts the calls of the top classes per step of the window,
 // from the slow log's section written during the run.
@@ -49,14 +51,14 @@ func classSeries(ctx context.Context, path string, start, end int64, w window, c
 	for _, id := range want {
 		out[id] = make([]float64, w.n)
 	}
-	f, err := os.Open(path)
+	f, _, err := input.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var p slowlog.Parser
 	var fp []byte
-	_, err = slowlog.Split(io.NewSectionReader(f, start, end-start), chunk.Options{}, func(c slowlog.Chunk) error {
+	_, err = slowlog.Split(chunk.WithContext(ctx, io.NewSectionReader(f, start, end-start)), chunk.Options{}, func(c slowlog.Chunk) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -138,6 +140,7 @@ func attribute(classes []digest.Class, calls map[string][]float64, reqs *request
 		}
 		beta := nnls(cols, y)
 		ca.R2 = r2(cols, beta, y)
+		lo, hi := bootstrapBetas(cols, y, uint64(i+1))
 		total := sum(y)
 		for j, key := range a.Endpoints {
 			part := beta[j] * sum(cols[j])
@@ -145,14 +148,68 @@ func attribute(classes []digest.Class, calls map[string][]float64, reqs *request
 			if share < minShare {
 				continue
 			}
-			ca.Endpoints = append(ca.Endpoints, EndpointShare{Endpoint: key, CallsPerRequest: round(beta[j], 2), Share: round(share, 3),
-				TimeS: round(share*timeInSeries(c, total), 6)})
+			ca.Endpoints = append(ca.Endpoints, EndpointShare{Endpoint: key, CallsPerRequest: round(beta[j], 2), Low: round(lo[j], 2), High: round(hi[j], 2),
+				Share: round(share, 3), TimeS: round(share*timeInSeries(c, total), 6)})
 		}
 		ca.Background = round(beta[len(beta)-1]*float64(w.n)/total, 3)
 		sort.SliceStable(ca.Endpoints, func(i, j int) bool { return ca.Endpoints[i].Share > ca.Endpoints[j].Share })
+		ca.Confident = confident(ca)
 		a.Classes = append(a.Classes, ca)
 	}
 	return a
+}
+
+// The estimate names an endpoint only when it separates them: its fit
+// explains at least minR2 of the calls' variation from step to step, and
+// the top endpoint's calls per request stay above 0 in at least 90% of
+// the fits on resampled steps. Otherwise the endpoint is unknown: the
+// busiest page in a run where every page is always in flight (ten
+// connections on a 2 s page make the call rate flat over 1 s steps)
+// cannot be told from the others by counts, and naming one would be a
+// guess.
+const (
+	minR2             = 0.5
+	bootstrapFits     = 200
+	bootstrapQuantile = 0.05
+)
+
+func confident(ca ClassAttribution) bool {
+	return ca.R2 >= minR2 && len(ca.Endpoints) > 0 && ca.Endpoints[0].Low > 0
+}
+
+// bootstrapBetas refits the model on the steps resampled with
+// replacement and returns each coefficient's 5th and 95th percentiles:
+// how far the per-request figures move with the steps that happened to
+// be seen.
+func bootstrapBetas(cols [][]float64, y []float64, seed uint64) (lo, hi []float64) {
+	n, p := len(y), len(cols)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	fits := make([][]float64, p)
+	rc := make([][]float64, p)
+	for j := range rc {
+		rc[j] = make([]float64, n)
+	}
+	ry := make([]float64, n)
+	for range bootstrapFits {
+		for t := range n {
+			k := rng.IntN(n)
+			ry[t] = y[k]
+			for j := range p {
+				rc[j][t] = cols[j][k]
+			}
+		}
+		b := nnls(rc, ry)
+		for j := range p {
+			fits[j] = append(fits[j], b[j])
+		}
+	}
+	lo, hi = make([]float64, p), make([]float64, p)
+	for j := range p {
+		sort.Float64s(fits[j])
+		lo[j] = fits[j][int(bootstrapQuantile*float64(len(fits[j])))]
+		hi[j] = fits[j][int((1-bootstrapQuantile)*float64(len(fits[j])-1))]
+	}
+	return lo, hi
 }
 
 // timeInSeries is the class's time over the calls counted in the steps

@@ -13,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/stacktune/stacktune/dbconn"
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/mysqlvar"
 )
 
@@ -286,11 +287,8 @@ func notHere(path string, err error) error {
 // checkSlowLogDir fails, before anything changes, when the slow log's
 // directory is not on this host.
 func checkSlowLogDir(path string) error {
-	if st, err := os.Stat(path); err == nil {
-		if !st.Mode().IsRegular() {
-			return notHere(path, errors.New("not a regular file"))
-		}
-		f, err := os.Open(path)
+	if _, err := os.Stat(path); err == nil {
+		f, _, err := input.OpenFile(path)
 		if err != nil {
 			return notHere(path, err)
 		}

@@ -65,7 +65,13 @@
 // tags when both are there. The per-request view then gives the classes'
 // endpoints (ClassTime.EndpointSource "measured"), the N+1 patterns (a
 // class some request runs at least N times, with the rewrite and its
-// cost) and the audit's app-n-plus-one findings (advise.Options.NPlusOne).
+// cost) and the audit's app-n-plus-one findings (advise.Options.NPlusOne):
+// one type, nplusone.Pattern, from reqtrace through the result, the audit
+// and tune's pick to report, with nothing converted on the way. A class
+// whose calls the view saw mostly in requests the end of its run cut
+// keeps the estimated N+1 (below); when the estimate names no endpoint,
+// it takes the endpoint whose cut requests ran most of those calls, with
+// a lower bound of its calls per request (source "cut_requests").
 //
 // # Attribution (the fallback)
 //

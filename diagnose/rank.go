@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,7 +11,9 @@ import (
 	"github.com/stacktune/stacktune/fingerprint"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
+	"github.com/stacktune/stacktune/nplusone"
 	"github.com/stacktune/stacktune/reqtrace"
+	"github.com/stacktune/stacktune/sqltag"
 )
 
 // Ranking bounds.
@@ -84,13 +87,21 @@ func classTimes(d *digest.Report, ix *indexadv.Result, likely map[string]ClassAt
 			ct.NPlusOne = q.NPlusOne != nil
 		}
 		if measured != nil {
-			if mc, ok := measuredClass(measured, c.ID, c.Fingerprint); ok && len(mc.Endpoints) > 0 {
+			mc, ok := measuredClass(measured, c.ID, c.Fingerprint)
+			if cut, cok := cutTop(mc); ok && cok && !slices.ContainsFunc(mc.Endpoints, func(e reqtrace.ClassEndpoint) bool { return e.Endpoint == cut.Endpoint }) {
+				// Most of its calls in requests the end of the run cut:
+				// their endpoint, and a lower bound per request (an
+				// endpoint that also has counted requests is measured).
+				ct.Endpoint, ct.EndpointShare, ct.CallsPerRequest, ct.EndpointSource = cut.Endpoint, cut.Share, cut.PerRequestMin, EndpointCutRequests
+			} else if ok && len(mc.Endpoints) > 0 {
 				top := mc.Endpoints[0]
 				ct.Endpoint, ct.EndpointShare, ct.CallsPerRequest, ct.EndpointSource = top.Endpoint, top.Share, top.PerRequest, EndpointMeasured
 			}
-		} else if ca, ok := likely[c.ID]; ok && len(ca.Endpoints) > 0 {
+		} else if ca, ok := likely[c.ID]; ok && len(ca.Endpoints) > 0 && ca.Confident {
 			top := ca.Endpoints[0]
 			ct.Endpoint, ct.EndpointShare, ct.CallsPerRequest, ct.EndpointSource = top.Endpoint, top.Share, top.CallsPerRequest, EndpointEstimated
+		} else if ok && ca.Note == "" {
+			ct.EndpointSource = EndpointUnknown
 		}
 		out = append(out, ct)
 	}
@@ -139,8 +150,8 @@ func endpointTimes(h *httpprof.Report, classes []ClassTime, capacity float64, me
 	return out
 }
 
-func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAttribution, eps []EndpointTime) []NPlusOne {
-	out := []NPlusOne{}
+func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAttribution, eps []EndpointTime) []nplusone.Pattern {
+	out := []nplusone.Pattern{}
 	if ix == nil {
 		return out
 	}
@@ -154,21 +165,28 @@ func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAtt
 		if q.NPlusOne == nil {
 			continue
 		}
-		n := NPlusOne{ID: q.ID, Fingerprint: q.Fingerprint, Sample: q.Sample, Calls: q.NPlusOne.Calls, RowsPerCall: q.NPlusOne.RowsPerCall,
-			TimeS: times[q.ID], Problem: q.NPlusOne.Problem(), Source: EndpointEstimated}
+		n := *q.NPlusOne
+		n.ID, n.Fingerprint, n.Sample, n.TimeS, n.Source = q.ID, q.Fingerprint, q.Sample, times[q.ID], EndpointEstimated
 		if p, ep, ok := parentOf(q.ID, d, eps); ok {
 			// The N+1's own signature: it runs once per row another
 			// class returned, and that class once per request of one
 			// endpoint. Counts, not a fit: sure where the fit is not.
 			n.Parent = p.Fingerprint
-			n.Endpoint, n.CallsPerRequest, n.EndpointShare = endpointKey(ep.Method, ep.Path), float64(n.Calls)/float64(ep.Count), 1
+			n.Endpoint, n.PerRequest, n.EndpointShare = endpointKey(ep.Method, ep.Path), float64(n.Calls)/float64(ep.Count), 1
 			n.Note = fmt.Sprintf("runs once per row of %q (%d rows in %d calls), which runs once per request of %s (%d requests)",
 				p.Fingerprint, p.RowsSentTotal, p.Count, n.Endpoint, ep.Count)
-		} else if ca, ok := likely[q.ID]; ok && len(ca.Endpoints) > 0 {
+		} else if ca, ok := likely[q.ID]; ok && len(ca.Endpoints) > 0 && ca.Confident {
 			top := ca.Endpoints[0]
-			n.Endpoint, n.CallsPerRequest, n.EndpointShare = top.Endpoint, top.CallsPerRequest, top.Share
+			n.Endpoint, n.PerRequest, n.EndpointShare = top.Endpoint, top.CallsPerRequest, top.Share
 			if top.CallsPerRequest < oncePerRequest && top.Share >= 0.5 && ca.R2 >= 0.5 {
 				n.Note = fmt.Sprintf("about %.1f call per request of %s (estimated): one query per page rather than a loop over rows", top.CallsPerRequest, top.Endpoint)
+			}
+		}
+		if n.Endpoint == "" {
+			n.Source = EndpointUnknown
+			if ep := sqltag.Parse([]byte(q.Sample)).Endpoint(); ep != "" {
+				n.Endpoint, n.Source = ep, EndpointTaggedSample
+				n.Note = strings.TrimPrefix(n.Note+"; its sampled statement's tag names the route "+ep+" (other endpoints may run it too); its calls per request are not counted", "; ")
 			}
 		}
 		out = append(out, n)
@@ -179,9 +197,9 @@ func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAtt
 
 // hotspots merge the top endpoints and the top classes into one list by
 // total time.
-func hotspots(eps []EndpointTime, classes []ClassTime, n1 []NPlusOne) []Hotspot {
+func hotspots(eps []EndpointTime, classes []ClassTime, n1 []nplusone.Pattern) []Hotspot {
 	out := []Hotspot{}
-	nplus := map[string]NPlusOne{}
+	nplus := map[string]nplusone.Pattern{}
 	for _, n := range n1 {
 		nplus[n.ID] = n
 	}
@@ -192,7 +210,7 @@ func hotspots(eps []EndpointTime, classes []ClassTime, n1 []NPlusOne) []Hotspot 
 	}
 	for _, n := range n1 {
 		if n.Source == EndpointMeasured {
-			perRequest[n.Endpoint+"\x00"+n.ID] = n.CallsPerRequest
+			perRequest[n.Endpoint+"\x00"+n.ID] = n.PerRequest
 		}
 	}
 	for _, c := range classes {
@@ -227,6 +245,9 @@ func hotspots(eps []EndpointTime, classes []ClassTime, n1 []NPlusOne) []Hotspot 
 		switch {
 		case c.Endpoint != "" && c.EndpointSource == EndpointMeasured:
 			h.Details = append(h.Details, fmt.Sprintf("from %s (measured: %.0f%% of its calls, %s per request)", c.Endpoint, 100*c.EndpointShare, trimNum(c.CallsPerRequest)))
+		case c.Endpoint != "" && c.EndpointSource == EndpointCutRequests:
+			h.Details = append(h.Details, fmt.Sprintf("from %s (in its requests the end of the trace run cut: %.0f%% of its calls, at least %s per request)",
+				c.Endpoint, 100*c.EndpointShare, trimNum(c.CallsPerRequest)))
 		case c.Endpoint != "":
 			h.Details = append(h.Details, fmt.Sprintf("likely from %s (estimated: %.0f%% of its calls, %.1f per request)", c.Endpoint, 100*c.EndpointShare, c.CallsPerRequest))
 		}
@@ -237,6 +258,8 @@ func hotspots(eps []EndpointTime, classes []ClassTime, n1 []NPlusOne) []Hotspot 
 			switch {
 			case n.Source == EndpointMeasured:
 				h.Details = append(h.Details, "N+1: "+n.Problem)
+			case n.Source == EndpointCutRequests:
+				h.Details = append(h.Details, "N+1 of "+n.Endpoint+": "+n.Note)
 			case n.Note != "":
 				h.Details = append(h.Details, "flagged as N+1 by its calls, but "+n.Note)
 			default:
@@ -355,8 +378,12 @@ func trimNum(v float64) string {
 // and beside them the estimated ones (from the run's per-second counts)
 // of classes the view neither measured nor attributed: those whose calls
 // were mostly in requests the end of the run cut (a page slower than the
-// run is long), which the per-request view cannot count.
-func withCutEstimates(measured, estimated []NPlusOne, rep *reqtrace.Report) []NPlusOne {
+// run is long), which the per-request view cannot count. An estimate
+// that names no endpoint (the fit too unsure, no parent query) takes the
+// endpoint whose cut requests the view saw most of the class's calls in
+// (cutEndpoint), with their calls per request as a lower bound, as
+// source EndpointCutRequests.
+func withCutEstimates(measured, estimated []nplusone.Pattern, rep *reqtrace.Report) []nplusone.Pattern {
 	known := map[string]bool{}
 	for _, n := range measured {
 		known[fingerprint.Merged(n.Fingerprint)] = true
@@ -372,10 +399,48 @@ func withCutEstimates(measured, estimated []NPlusOne, rep *reqtrace.Report) []NP
 	}
 	out := measured
 	for _, n := range estimated {
-		if !known[fingerprint.Merged(n.Fingerprint)] {
-			n.Note = strings.TrimPrefix(n.Note+"; most of its calls were in requests the end of the run cut (they outlast the run), so its counts are the run's, estimated", "; ")
-			out = append(out, n)
+		if known[fingerprint.Merged(n.Fingerprint)] {
+			continue
 		}
+		note := "most of its calls were in requests the end of the run cut (they outlast the run), so its counts are the run's, estimated"
+		if n.Endpoint == "" {
+			if c, ce, ok := cutEndpoint(rep, n); ok {
+				n.Endpoint, n.PerRequest, n.EndpointShare, n.Source = ce.Endpoint, ce.PerRequestMin, ce.Share, EndpointCutRequests
+				note = fmt.Sprintf("%d of its %d calls in the trace run were in requests the end of the run cut (they outlast the run), %d requests of %s: "+
+					"at least %s calls per request of it (each was cut partway); its counts are the diagnosis run's",
+					ce.Calls, c.Calls, ce.CutRequests, ce.Endpoint, trimNum(ce.PerRequestMin))
+			}
+		}
+		n.Note = strings.TrimPrefix(n.Note+"; "+note, "; ")
+		out = append(out, n)
 	}
 	return out
+}
+
+// cutEndpoint is the per-request view's class of an estimated N+1 and
+// the endpoint whose cut requests hold most of its calls (more than half
+// of all its calls in the view, tied to a request or not); false when no
+// endpoint does (the calls split between endpoints, or mostly outside
+// any request), or the endpoint is no endpoint's name (past the bound,
+// tags that name none).
+func cutEndpoint(rep *reqtrace.Report, n nplusone.Pattern) (reqtrace.Class, reqtrace.CutEndpoint, bool) {
+	c, ok := measuredClass(rep, n.ID, n.Fingerprint)
+	if !ok {
+		return c, reqtrace.CutEndpoint{}, false
+	}
+	top, ok := cutTop(c)
+	return c, top, ok
+}
+
+// cutTop is the endpoint whose cut requests hold more than half of a
+// per-request class's calls (see cutEndpoint).
+func cutTop(c reqtrace.Class) (reqtrace.CutEndpoint, bool) {
+	if len(c.CutEndpoints) == 0 {
+		return reqtrace.CutEndpoint{}, false
+	}
+	top := c.CutEndpoints[0]
+	if 2*top.Calls <= c.Calls || top.CutRequests <= 0 || top.Endpoint == reqtrace.OtherEndpoint || top.Endpoint == reqtrace.UnnamedEndpoint {
+		return reqtrace.CutEndpoint{}, false
+	}
+	return top, true
 }

@@ -4,19 +4,25 @@ import (
 	"context"
 	"database/sql"
 	"net"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stacktune/stacktune/appcpu"
 	"github.com/stacktune/stacktune/benchrun"
-	"github.com/stacktune/stacktune/internal/refapp"
-	"github.com/stacktune/stacktune/internal/refapp/refapptest"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/fingerprint"
+	"github.com/stacktune/stacktune/fixplan"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/mysqlproxy"
+	"github.com/stacktune/stacktune/nplusone"
+	"github.com/stacktune/stacktune/refstack/refapp"
+	"github.com/stacktune/stacktune/refstack/refapp/refapptest"
 	"github.com/stacktune/stacktune/reqtrace"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // refStack is the reference app on a sandbox MariaDB (its compiled-in
@@ -35,17 +41,7 @@ func startRefStack(t *testing.T, proxy, tags bool) *refStack {
 	t.Helper()
 	ctx := context.Background()
 	s := &refStack{db: sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{ServerDefaults: true})}
-	if _, err := s.db.DB().ExecContext(ctx, "CREATE DATABASE refapp"); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	if s.root, err = sql.Open("mysql", s.db.DSN("refapp")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.root.Close() })
-	if err := refapp.GenerateSmall(ctx, s.root); err != nil {
-		t.Fatal(err)
-	}
+	s.root = refapptest.Load(t, s.db, 0)
 	dsn := s.db.DSN("refapp")
 	if proxy {
 		s.tap = reqtrace.NewTap()
@@ -116,13 +112,13 @@ func checkMeasuredHome(t *testing.T, res *Result, endpoint string, n int) {
 	if !found {
 		t.Fatalf("no friend check under %s: %+v", endpoint, rep.Endpoints)
 	}
-	var n1 *NPlusOne
+	var n1 *nplusone.Pattern
 	for i := range res.NPlusOne {
 		if res.NPlusOne[i].Endpoint == endpoint && strings.Contains(res.NPlusOne[i].Fingerprint, "from relations where (one = ? and another = ?)") {
 			n1 = &res.NPlusOne[i]
 		}
 	}
-	if n1 == nil || n1.Source != EndpointMeasured || n1.CallsPerRequest != float64(n) || n1.PerRequestMax != int64(n) || n1.Rewrite == "" ||
+	if n1 == nil || n1.Source != EndpointMeasured || n1.PerRequest != float64(n) || n1.Max != int64(n) || n1.Rewrite == "" ||
 		n1.EndpointShare < 0.5 || n1.Calls == 0 || !strings.Contains(n1.Problem, "Rewrite: load the set once per request") {
 		t.Errorf("N+1 of %s: %+v", endpoint, n1)
 	}
@@ -152,6 +148,10 @@ func TestDiagnoseTraceRefapp(t *testing.T) {
 	}
 	s := startRefStack(t, true, false)
 	const me = 9
+	var sampler appcpu.Sampler
+	if _, err := exec.LookPath("perf"); err == nil {
+		sampler = appcpu.NewPerf(appcpu.PerfOptions{PIDs: []int{os.Getpid()}})
+	}
 	n := refapptest.ExpectedChecks(t, s.root, s.url(), me)
 	before := globals(t, s.db.DB())
 	res, err := Run(context.Background(), Options{
@@ -160,7 +160,7 @@ func TestDiagnoseTraceRefapp(t *testing.T) {
 			Load: loadgen.Options{Connections: 2, Duration: 3 * time.Second, KeepAlive: true, Timeout: 30 * time.Second}},
 		AppRestart: s.restart, AppRestartName: "restart the app",
 		Database: "refapp", ProofRuns: 1, IndexClasses: 1,
-		Requests: RequestOptions{Trace: TraceProxy, Tap: s.tap, TraceDuration: 3 * time.Second},
+		Requests: RequestOptions{Trace: TraceProxy, Tap: s.tap, TraceDuration: 3 * time.Second, Sampler: sampler},
 		Progress: func(l string) { t.Log(l) },
 	})
 	if err != nil {
@@ -171,6 +171,19 @@ func TestDiagnoseTraceRefapp(t *testing.T) {
 		t.Fatalf("per-request view %+v", res.Requests)
 	}
 	checkMeasuredHome(t, res, "GET /", n)
+	// diagnose --profile: the trace run sampled (perf on this process,
+	// where the app runs), the home page's CPU beside its SQL.
+	if sampler != nil {
+		p := res.Requests.Profile
+		if p == nil || p.Sampler != "perf" || p.Attributed == 0 {
+			t.Fatalf("profile %+v", p)
+		}
+		for _, e := range res.Requests.Endpoints {
+			if e.Endpoint == "GET /" && (e.Usage == nil || e.AppCPUMsPerRequest <= 0 || e.DBMsPerRequest <= 0 || len(e.TopFunctions) == 0) {
+				t.Errorf("GET /: %+v", e.Usage)
+			}
+		}
+	}
 }
 
 // TestDiagnoseTagsRefapp: the app tags its statements (sqlcommenter);
@@ -214,4 +227,17 @@ func TestDiagnoseTagsRefapp(t *testing.T) {
 		t.Errorf("%d home pages", homes)
 	}
 	checkMeasuredHome(t, res, "GET /{$}", n)
+	// The home page's friend check per row: the one query that replaces
+	// it, read from one request's calls in the captured slow log before
+	// it was trimmed, answers every call the same on the server.
+	fp := strings.TrimSpace(fingerprint.Fingerprint(refapptest.QIsFriend))
+	var rw *fixplan.Rewrite
+	for k, v := range res.Rewrites {
+		if strings.TrimSpace(k) == fp {
+			rw = v
+		}
+	}
+	if rw == nil || rw.Check != fixplan.CheckSameRows || rw.Calls != n || !strings.HasPrefix(rw.Query, "SELECT one, another FROM relations WHERE (one = 23 AND another IN (") {
+		t.Errorf("the friend check's one query: %+v (rewrites %v)", rw, res.Rewrites)
+	}
 }

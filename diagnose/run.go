@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,11 +18,13 @@ import (
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/mysqlproxy"
 	"github.com/stacktune/stacktune/mysqlvar"
+	"github.com/stacktune/stacktune/nplusone"
 	"github.com/stacktune/stacktune/pfs"
 	"github.com/stacktune/stacktune/scenario"
 )
@@ -72,16 +75,8 @@ func (o *Options) defaults() error {
 	if b.Load.Duration+time.Second > bound {
 		return &benchrun.BoundError{Bound: bound, Runs: 1, Need: b.Load.Duration}
 	}
-	if b.Scenario != "" {
-		sc, err := scenario.Load(b.Scenario)
-		if err != nil {
-			return err
-		}
-		if b.BaseURL != "" {
-			if err := sc.SetBaseURL(b.BaseURL); err != nil {
-				return err
-			}
-		}
+	if err := o.CheckFiles(); err != nil {
+		return err
 	}
 	if o.Classes <= 0 {
 		o.Classes = DefaultClasses
@@ -95,6 +90,67 @@ func (o *Options) defaults() error {
 	return o.Requests.check()
 }
 
+// CheckFiles checks the files o names, as Run does before a server is
+// asked anything (callers that open a server first call it before): the
+// scenario loads (with Bench.BaseURL), and the logs and configurations
+// that exist are regular files, opened without blocking (a FIFO is
+// refused, not waited on; /dev/zero is refused, not read): the access
+// logs, the slow log, and the files of the snapshot's flags. A missing one
+// is left to the run (the server may create its slow log; the collectors
+// record what they cannot read).
+func (o *Options) CheckFiles() error {
+	if b := o.Bench; b.Scenario != "" {
+		sc, err := scenario.Load(b.Scenario)
+		if err != nil {
+			return err
+		}
+		if b.BaseURL != "" {
+			if err := sc.SetBaseURL(b.BaseURL); err != nil {
+				return err
+			}
+		}
+	}
+	check := func(what, path string) error {
+		if path == "" {
+			return nil
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil
+		}
+		f, _, err := input.OpenFile(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return f.Close()
+	}
+	for _, l := range o.AccessLogs {
+		if err := check("access log", l); err != nil {
+			return err
+		}
+	}
+	if o.Source != SourcePFS {
+		if err := check("slow log", o.SlowLog); err != nil {
+			return err
+		}
+	}
+	for _, flag := range []string{"nginx-conf", "php-fpm-conf"} {
+		if err := check("--"+flag, o.Collect.Value(flag)); err != nil {
+			return err
+		}
+	}
+	if q := o.Collect.Value("queries"); q != "pfs" {
+		if err := check("--queries", q); err != nil {
+			return err
+		}
+	}
+	for _, l := range strings.Split(o.Collect.Value("http-log"), ",") {
+		if err := check("--http-log", strings.TrimSpace(l)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // run is one Run.
 type run struct {
 	opt    Options
@@ -106,8 +162,10 @@ type run struct {
 	cap    *capture
 	watch  *connWatch
 	slow   string // the slow log file
-	logs   []accessLog
-	proxy  *mysqlproxy.Proxy // the trace run's, when Run started one
+	// slowBefore is the slow log file before the capture changed anything.
+	slowBefore slowFile
+	logs       []accessLog
+	proxy      *mysqlproxy.Proxy // the trace run's, when Run started one
 }
 
 // Run diagnoses the stack during one bench run: see the package
@@ -120,7 +178,7 @@ func Run(ctx context.Context, opt Options) (res *Result, err error) {
 		return nil, err
 	}
 	r := &run{opt: opt, res: &Result{Source: opt.Source, Notes: []string{}, Hotspots: []Hotspot{}, Endpoints: []EndpointTime{},
-		Classes: []ClassTime{}, NPlusOne: []NPlusOne{}, Capture: Capture{Changed: []VarChange{}, Restored: true}}}
+		Classes: []ClassTime{}, NPlusOne: []nplusone.Pattern{}, Capture: Capture{Changed: []VarChange{}, Restored: true}}}
 	defer r.close()
 	// The deferred restore: on success it already ran right after the
 	// bench; on a failure, a cancellation (Ctrl-C) or a panic it runs
@@ -203,7 +261,14 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.hook(stageAnalyse); err != nil {
 		return err
 	}
-	return r.analyse(ctx, snap, pfsDigest)
+	err = r.analyse(ctx, snap, pfsDigest)
+	if err == nil {
+		r.rewrites(ctx)
+	}
+	if r.cap != nil && r.cap.restored {
+		r.trimSlowLog()
+	}
+	return err
 }
 
 // prepare checks what can be checked before anything changes and opens
@@ -231,9 +296,18 @@ func (r *run) prepare(ctx context.Context) error {
 		if err := checkSlowLogDir(r.slow); err != nil {
 			return err
 		}
+		if r.slowBefore, err = statSlow(r.slow); err != nil {
+			return notHere(r.slow, err)
+		}
 	}
 	var notes []string
-	r.logs, notes, err = resolveAccessLogs(r.opt.AccessLogs, r.opt.AccessLogFormat, r.opt.Collect.Value("nginx-conf"))
+	format := r.opt.AccessLogFormat
+	if format == nil {
+		if format, err = collect.HTTPLogFormat(r.opt.Collect); err != nil {
+			return err
+		}
+	}
+	r.logs, notes, err = resolveAccessLogs(r.opt.AccessLogs, format, r.opt.Collect.Value("nginx-conf"))
 	for _, n := range notes {
 		r.note("%s", n)
 	}
@@ -517,7 +591,7 @@ func (r *run) analyse(ctx context.Context, snap *collect.Snapshot, rep *digest.R
 	r.res.Digest = rep
 	r.say("digest: %d queries in %d classes", rep.Overall.Events, rep.Overall.Classes)
 	if len(r.logs) > 0 {
-		h, reqs, notes, err := profileWindow(ctx, r.logs, w, r.res.Started, r.res.Ended)
+		h, reqs, notes, err := profileWindow(ctx, r.logs, w, r.res.Started, r.res.Ended, scenarioPatterns(r.opt.Bench.Scenario))
 		for _, n := range notes {
 			r.note("%s", n)
 		}
@@ -559,7 +633,11 @@ func (r *run) analyse(ctx context.Context, snap *collect.Snapshot, rep *digest.R
 		r.note("the audit reads the slow-log variables as they were before the capture (and are again): %s", changedNames(r.res.Capture.Changed))
 	}
 	aopt := r.opt.Audit
-	aopt.NPlusOne = append(aopt.NPlusOne, auditNPlusOne(r.res.Requests)...)
+	measured, how := auditNPlusOne(r.res.Requests)
+	aopt.NPlusOne = append(slices.Clip(aopt.NPlusOne), measured...)
+	if aopt.NPlusOneSource == "" {
+		aopt.NPlusOneSource = how
+	}
 	r.res.Audit = advise.Audit(audited, aopt)
 	r.say("audit: %d findings", len(r.res.Audit.Findings))
 	classes := rep.Classes
@@ -571,8 +649,15 @@ func (r *run) analyse(ctx context.Context, snap *collect.Snapshot, rep *digest.R
 		dbName, _ = dbconn.CurrentDatabase(ctx, r.reader)
 	}
 	r.say("proving indexes for %d classes on a throwaway copy", len(classes))
-	ix, err := indexadv.Run(ctx, indexadv.Options{Classes: classes, Source: r.reader, Database: dbName, RowLimit: r.opt.RowLimit, Runs: r.opt.ProofRuns,
-		NPlusOneCalls: r.nPlusOneCalls()})
+	// Every class of the run is the workload: its writes weigh each
+	// index, its plans are evidence of use (a bench run is too short a
+	// window for that alone: the servers' counters are read first).
+	window := rep.Overall.IntervalSeconds
+	if f, l := rep.Overall.FirstSeen, rep.Overall.LastSeen; window == 0 && f != nil && l != nil {
+		window = l.Sub(*f).Seconds()
+	}
+	ix, err := indexadv.Run(ctx, indexadv.Options{Classes: classes, Workload: rep.Classes, WindowSeconds: window, Source: r.reader, Database: dbName,
+		RowLimit: r.opt.RowLimit, Runs: r.opt.ProofRuns, NPlusOneCalls: r.nPlusOneCalls()})
 	r.res.Indexes = ix
 	if err != nil {
 		r.res.IndexError = err.Error()
@@ -660,3 +745,18 @@ func (r *run) nPlusOneCalls() int64 {
 
 // minNPlusOneCalls is the least call count of an N+1 pattern.
 const minNPlusOneCalls = 100
+
+// scenarioPatterns are the positions of the scenario's paths that its
+// templates fill ("/diary/entries/:name"): the endpoints as the scenario
+// means them, which a short run's few distinct values could not teach
+// the profile (nil without a scenario).
+func scenarioPatterns(path string) []string {
+	if path == "" {
+		return nil
+	}
+	sc, err := scenario.Load(path)
+	if err != nil {
+		return nil
+	}
+	return httpprof.ShapePatterns(sc.PathShapes())
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/mysqlproxy"
+	"github.com/stacktune/stacktune/nplusone"
 	"github.com/stacktune/stacktune/reqtrace"
 )
 
@@ -111,7 +112,7 @@ func TestDiagnoseStack(t *testing.T) {
 		t.Errorf("hotspots %+v", res.Hotspots)
 	}
 
-	var n1 *NPlusOne
+	var n1 *nplusone.Pattern
 	for i := range res.NPlusOne {
 		if strings.Contains(res.NPlusOne[i].Fingerprint, "from users where id = ?") {
 			n1 = &res.NPlusOne[i]
@@ -120,7 +121,7 @@ func TestDiagnoseStack(t *testing.T) {
 	switch {
 	case n1 == nil:
 		t.Errorf("no N+1 pattern on users: %+v", res.NPlusOne)
-	case n1.Endpoint != "GET /friends" || n1.CallsPerRequest != friendsShown || n1.PerRequestMax != friendsShown || n1.Source != EndpointMeasured || n1.Rewrite == "":
+	case n1.Endpoint != "GET /friends" || n1.PerRequest != friendsShown || n1.Max != friendsShown || n1.Source != EndpointMeasured || n1.Rewrite == "":
 		t.Errorf("N+1 %+v: want GET /friends, %d calls in every request, measured", n1, friendsShown)
 	}
 	for _, n := range res.NPlusOne {

@@ -17,8 +17,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // testApp is a small web app written in the test: it runs its queries on
@@ -215,8 +215,14 @@ var testSchema = []string{
 
 func startTestStack(t *testing.T, opts map[string]string) *testStack {
 	t.Helper()
+	return startTestStackWith(t, sandbox.MariaDBOptions{ServerDefaults: true, Options: opts})
+}
+
+// startTestStackWith starts the stack on a MariaDB started with mopts.
+func startTestStackWith(t *testing.T, mopts sandbox.MariaDBOptions) *testStack {
+	t.Helper()
 	ctx := context.Background()
-	s := &testStack{db: sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{ServerDefaults: true, Options: opts})}
+	s := &testStack{db: sandboxtest.NewMariaDB(t, mopts)}
 	for _, q := range testSchema {
 		if _, err := s.db.DB().ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"github.com/stacktune/stacktune/fixplan"
 	"time"
 
 	"github.com/stacktune/stacktune/accesslog"
@@ -11,6 +12,7 @@ import (
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
+	"github.com/stacktune/stacktune/nplusone"
 	"github.com/stacktune/stacktune/reqtrace"
 )
 
@@ -54,9 +56,10 @@ type Options struct {
 	// means those the nginx configuration Collect.Values["nginx-conf"]
 	// writes.
 	AccessLogs []string
-	// AccessLogFormat parses AccessLogs; nil takes the log_format the
-	// nginx configuration gives the file, or else detects the format from
-	// the lines.
+	// AccessLogFormat parses AccessLogs; nil takes the format
+	// Collect's "http-log-format" names (--http-log-format), or the
+	// log_format the nginx configuration gives the file, or else detects
+	// the format from the lines.
 	AccessLogFormat accesslog.Parser
 	// AppRestart makes the app open new connections: it runs after the
 	// capture settings are in place and before the bench (and again after
@@ -133,6 +136,10 @@ type Result struct {
 	// was there. When set it is the source of the endpoints of the
 	// classes, of the N+1 patterns and of the audit's app-n-plus-one.
 	Requests *reqtrace.Report `json:"requests,omitempty"`
+	// PerRequest says how the per-request view was made (tags, a trace
+	// run through the proxy or performance_schema, one after a restart
+	// with performance_schema on, or none: the estimate) and why.
+	PerRequest *PerRequest `json:"per_request,omitempty"`
 	// Attribution estimates the endpoints of the top classes (nil when
 	// the logs do not overlap: no access log, or SourcePFS): the fallback
 	// when Requests is nil.
@@ -141,7 +148,11 @@ type Result struct {
 	// request ran at least N times) when Requests is set, else those
 	// index advice found by calls over the run, with their endpoint
 	// estimated. Source says which.
-	NPlusOne []NPlusOne `json:"n_plus_one"`
+	NPlusOne []nplusone.Pattern `json:"n_plus_one"`
+	// Rewrites are, by an N+1 pattern's fingerprint, the one query that
+	// replaces its loop, checked against one request's calls (package
+	// fixplan; nil when there was no N+1 pattern).
+	Rewrites map[string]*fixplan.Rewrite `json:"rewrites,omitempty"`
 	// Digest is the query digest of the run, HTTP the profile of the
 	// access logs' lines of its window (nil without an access log).
 	Digest     *digest.Report   `json:"digest"`
@@ -177,6 +188,9 @@ type Capture struct {
 	// Leftovers are the statements that put back what could not be
 	// restored, to run by hand.
 	Leftovers []string `json:"leftovers,omitempty"`
+	// Trim is what became of the bytes the capture added to the slow log
+	// (nil when nothing was captured there).
+	Trim *SlowLogTrim `json:"slow_log_trim,omitempty"`
 }
 
 // VarChange is one global variable the capture set.
@@ -297,8 +311,10 @@ type ClassTime struct {
 	// Endpoint is the endpoint that runs most of its calls ("GET
 	// /items"), EndpointShare its part of the class's calls,
 	// CallsPerRequest its calls per request of that endpoint: measured
-	// when EndpointSource is EndpointMeasured (Result.Requests), else
-	// estimated (see Attribution).
+	// when EndpointSource is EndpointMeasured (Result.Requests), a lower
+	// bound when EndpointCutRequests (most of its calls in that
+	// endpoint's requests the end of the trace run cut), else estimated
+	// (see Attribution).
 	Endpoint        string  `json:"endpoint,omitempty"`
 	EndpointShare   float64 `json:"endpoint_share,omitempty"`
 	CallsPerRequest float64 `json:"calls_per_request,omitempty"`
@@ -312,52 +328,21 @@ type ClassTime struct {
 
 // Sources of an endpoint or an N+1 pattern.
 const (
-	EndpointMeasured  = "measured"
-	EndpointEstimated = "estimated"
+	EndpointMeasured  = nplusone.Measured
+	EndpointEstimated = nplusone.Estimated
+	// EndpointUnknown: the estimate could not separate the endpoints
+	// (Attribution's Confident false), so none is named.
+	EndpointUnknown = nplusone.Unknown
+	// EndpointCutRequests: the per-request view saw most of the class's
+	// calls in requests of one endpoint that the end of its run cut (see
+	// reqtrace.Class.CutEndpoints): that endpoint, and a lower bound of
+	// its calls per request.
+	EndpointCutRequests = nplusone.CutRequests
+	// EndpointTaggedSample: no estimate, but the class's sampled
+	// statement names its request's route in a tag (sqlcommenter,
+	// marginalia): an endpoint that runs it, calls per request unknown.
+	EndpointTaggedSample = nplusone.TaggedSample
 )
-
-// NPlusOne is an N+1 pattern: a class run many times in one request (a
-// loop over rows), with the endpoint that runs it.
-type NPlusOne struct {
-	// ID is the pt-query-digest class ID (with the most calls, when the
-	// per-request view merged several: IDs), Fingerprint its fingerprint.
-	ID          string   `json:"id"`
-	IDs         []string `json:"ids,omitempty"`
-	Fingerprint string   `json:"fingerprint"`
-	Sample      string   `json:"sample"`
-	// Calls, RowsPerCall and TimeS are the class's in the diagnosis run
-	// (its digest), or in the trace run when the digest lacks it.
-	Calls       int64   `json:"calls"`
-	RowsPerCall float64 `json:"rows_per_call"`
-	TimeS       float64 `json:"time_s"`
-	// Endpoint runs it CallsPerRequest times per request, EndpointShare
-	// of its calls ("" when unknown).
-	Endpoint        string  `json:"endpoint,omitempty"`
-	CallsPerRequest float64 `json:"calls_per_request,omitempty"`
-	EndpointShare   float64 `json:"endpoint_share,omitempty"`
-	// Source is EndpointMeasured (a trace run or tags: Result.Requests)
-	// or EndpointEstimated (index advice's calls over the run, the
-	// endpoint by the fit or the parent query).
-	Source string `json:"source"`
-	// Measured per request: the most calls in one request (-1: unknown),
-	// the endpoint's requests, the class's time per request and its share
-	// of the request's time, and the rewrite.
-	PerRequestMax   int64   `json:"per_request_max,omitempty"`
-	Requests        int64   `json:"requests,omitempty"`
-	TimePerRequestS float64 `json:"time_per_request_s,omitempty"`
-	RequestShare    float64 `json:"request_share,omitempty"`
-	Rewrite         string  `json:"rewrite,omitempty"`
-	// Problem says it in one line: with the measured cost and the rewrite
-	// when measured.
-	Problem string `json:"problem"`
-	// Parent is the query whose rows it loops over (its fingerprint),
-	// when the counts show it: the endpoint is then that query's.
-	Parent string `json:"parent,omitempty"`
-	// Note qualifies the pattern when the estimate says the class runs
-	// about once per request of its endpoint: one query per page rather
-	// than a loop over rows.
-	Note string `json:"note,omitempty"`
-}
 
 // Attribution estimates which endpoints the top query classes belong to
 // (see the package documentation).
@@ -389,13 +374,21 @@ type ClassAttribution struct {
 	Background float64 `json:"background"`
 	// Note says why there is no estimate, when there is none.
 	Note string `json:"note,omitempty"`
+	// Confident is true when the estimate separates the endpoints (R² at
+	// least 0.5, the top endpoint's range above 0): only then does a
+	// class get an endpoint from it; otherwise its endpoint is unknown.
+	Confident bool `json:"confident"`
 }
 
 // EndpointShare is one endpoint's estimated part of a class.
 type EndpointShare struct {
 	Endpoint        string  `json:"endpoint"`
 	CallsPerRequest float64 `json:"calls_per_request"`
-	Share           float64 `json:"share"`
+	// Low and High are the 5th and 95th percentiles of CallsPerRequest
+	// over fits on resampled steps: how sure the estimate is.
+	Low   float64 `json:"calls_per_request_low"`
+	High  float64 `json:"calls_per_request_high"`
+	Share float64 `json:"share"`
 	// TimeS is the class's time from this endpoint (Share of its total).
 	TimeS float64 `json:"time_s"`
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stacktune/stacktune/chunk"
 	"github.com/stacktune/stacktune/input"
@@ -79,7 +80,7 @@ func TestGzipCut(t *testing.T) {
 			if st.Bytes != re.Out {
 				t.Errorf("read %d bytes, the error says %d", st.Bytes, re.Out)
 			}
-			if st.Events == 0 || st.Events+st.Skipped[slowlog.ReasonUnread] > events || st.Skipped[slowlog.ReasonUnread] > 1 {
+			if st.Events == 0 || st.Events+st.Skipped[slowlog.ReasonUnread.Code()] > events || st.Skipped[slowlog.ReasonUnread.Code()] > 1 {
 				t.Errorf("stats %+v", st)
 			}
 		})
@@ -160,4 +161,33 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 		r.off = (r.off + c) % len(r.data)
 	}
 	return n, nil
+}
+
+// zeros reads zero bytes without end: /dev/zero, or a huge sparse log.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestCancelStopsJunk cancels a digest of a log that is nothing but
+// binary junk without end: the splitter drops it as it reads and emits
+// nothing, so only the reads themselves can see the cancellation (a
+// SIGTERM used to be ignored until the file's end). It returns
+// context.Canceled promptly.
+func TestCancelStopsJunk(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := FromSlowLogs(ctx, []input.Input{{Name: "zeros", R: zeros{}}}, Options{Workers: 2})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v, want context.Canceled", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("still reading 20 s after the cancellation")
+	}
 }

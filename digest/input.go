@@ -36,7 +36,7 @@ func FromSlowLogs(ctx context.Context, inputs []input.Input, opt Options) (*Aggr
 	stats := &slowlog.Stats{}
 	err := chunk.Parallel(ctx, workers, func(send func(chunk.Job) error) error {
 		for i, in := range inputs {
-			cs, err := slowlog.Split(in.R, opt.Split, func(c slowlog.Chunk) error {
+			cs, err := slowlog.Split(chunk.WithContext(ctx, in.R), opt.Split, func(c slowlog.Chunk) error {
 				return send(chunk.Job{Input: i, Chunk: c.Chunk, Extra: c.PrevTime})
 			})
 			stats.AddSplit(cs)
@@ -92,9 +92,7 @@ func ReportOf(ctx context.Context, inputs []input.Input, names []string, opt Opt
 func (r *Report) FillSkipped(st *slowlog.Stats) {
 	r.Overall.Bytes = st.Bytes
 	r.Skipped.Count = st.SkippedTotal()
-	for k, v := range st.Skipped {
-		r.Skipped.Reasons[k] = v
-	}
+	r.Skipped.Reasons.Merge(st.Skipped)
 	r.Skipped.UnknownFields = st.UnknownFields
 	r.Skipped.BadValues = st.BadValues
 }

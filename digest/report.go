@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/fingerprint"
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // Report is a finished digest: the shape of `stacktune digest --format json`.
@@ -41,11 +42,11 @@ type Overall struct {
 }
 
 // Skipped counts what could not be used. Count is skipped events and Reasons
-// says why. UnknownFields and BadValues count header fields that were
+// says why, by skip code. UnknownFields and BadValues count header fields that were
 // ignored, by name, while their events were kept.
 type Skipped struct {
 	Count         int64            `json:"count"`
-	Reasons       map[string]int64 `json:"reasons"`
+	Reasons       skip.Counts      `json:"reasons"`
 	UnknownFields map[string]int64 `json:"unknown_fields,omitempty"`
 	BadValues     map[string]int64 `json:"bad_values,omitempty"`
 }
@@ -149,7 +150,7 @@ func (a *Aggregator) Report(opt ReportOptions) (*Report, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Report{Source: "slowlog", Skipped: Skipped{Reasons: map[string]int64{}}}
+	r := &Report{Source: "slowlog", Skipped: Skipped{Reasons: skip.Counts{}}}
 	r.Overall.Filtered = a.Filtered
 	classes := make([]Class, 0, len(a.classes))
 	for _, c := range a.classes {

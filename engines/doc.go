@@ -37,7 +37,11 @@
 // per step and overall, the elapsed time, the dropped iterations of
 // k6's open model as unsent requests, and the slow responses per step;
 // Score then scores it with the scenario. Input is bounded and checked:
-// unknown steps, negative or non-numeric counts, a missing aggregate and
-// a file past its size bound are errors naming the file and line, never a
-// panic.
+// unknown steps, negative or non-numeric counts, a missing aggregate, a
+// Locust Aggregated row that is not what Locust computes from the step
+// rows (locustagg.go), and a file past its size bound are errors naming
+// the file and line, never a panic. Every number that becomes a count or
+// a duration is range-checked first (NaN, infinities, negatives, past
+// 1e15 or a year, sums included): refused with its field named, never
+// converted out of range.
 package engines

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/scenario"
 )
@@ -48,33 +49,28 @@ type ImportOptions struct {
 	KeepAlive bool
 }
 
-// Bounds on the files read.
+// Bounds on the files read, far above what a run writes (a Locust stats
+// file has a row per step; a summary a few KB).
 const (
-	maxResultFile = 64 << 20
-	maxRows       = 100_000
+	// MaxResultFile bounds each file imported.
+	MaxResultFile = 64 << 20
+	// MaxRows bounds the rows of a CSV file, the entries of Locust's JSON
+	// and the metrics of a k6 summary.
+	MaxRows = 100_000
 )
 
 // ErrFormat is wrapped by every error about an engine's file that is not
 // what its engine writes.
 var ErrFormat = errors.New("not the engine's result format")
 
+// readBounded reads a regular file of at most MaxResultFile bytes (a FIFO
+// is refused without blocking).
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := input.ReadFile(path, MaxResultFile)
+	if errors.Is(err, input.ErrTooLarge) {
+		return nil, fmt.Errorf("%w (engines.MaxResultFile)", err)
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxResultFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxResultFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxResultFile)
-	}
-	return b, nil
+	return b, err
 }
 
 // stepIndex maps the scenario's step names to their Workload index.
@@ -98,16 +94,25 @@ func newResult(s *scenario.Scenario, opt ImportOptions) *loadgen.Result {
 	return r
 }
 
-// finish sums the steps into the run's totals.
-func finish(r *loadgen.Result) {
+// finish sums the steps into the run's totals; name is the file, for a
+// sum out of range.
+func finish(name string, r *loadgen.Result) error {
 	r.Requests, r.Errors, r.Bytes = 0, 0, 0
 	for i := range r.Steps {
 		st := &r.Steps[i]
-		r.Requests += st.Requests
-		r.Errors += st.Errors
-		r.Bytes += st.Bytes
+		for _, c := range []struct {
+			field string
+			sum   *int64
+			n     int64
+		}{{"requests", &r.Requests, st.Requests}, {"failures", &r.Errors, st.Errors}, {"bytes", &r.Bytes, st.Bytes}} {
+			if err := addCount(c.sum, c.n); err != nil {
+				return fmt.Errorf("%s: the steps' %s %w: %w", name, c.field, err, ErrFormat)
+			}
+		}
 		for k, n := range st.ErrorsByKind {
-			r.ErrorsByKind[k] += n
+			if err := addKind(r.ErrorsByKind, k, n); err != nil {
+				return fmt.Errorf("%s: the steps' %s failures %w: %w", name, k, err, ErrFormat)
+			}
 		}
 		if r.Elapsed > 0 {
 			st.RPS = float64(st.Requests) / r.Elapsed.Seconds()
@@ -116,13 +121,79 @@ func finish(r *loadgen.Result) {
 	if r.Elapsed > 0 {
 		r.RPS = float64(r.Requests) / r.Elapsed.Seconds()
 	}
+	return nil
 }
 
-func msDur(v float64) time.Duration {
-	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
+// Every number an import turns into a count or a duration is checked
+// against these bounds first: a float past them would not convert (Go's
+// conversion of an out-of-range float is undefined: 1e300 ms became
+// -9223372036854774µs), and sums of counts below maxCount, over at most
+// maxRows rows or entries, cannot overflow an int64.
+const (
+	// maxCount is the most requests, failures or bytes a file may give
+	// (one number or a sum): exact in a float64, and far past any run.
+	maxCount = 1e15
+	// maxDuration is the longest latency or run a file may give.
+	maxDuration = 365 * 24 * time.Hour
+)
+
+// floatCount is a count a file wrote as a number: NaN, infinities,
+// negatives, fractions and more than maxCount are errors.
+func floatCount(v float64) (int64, error) {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+		return 0, fmt.Errorf("%v is not a count", v)
+	case v != math.Trunc(v):
+		return 0, fmt.Errorf("%v is not a count: a fraction", v)
+	case v > maxCount:
+		return 0, fmt.Errorf("%v is out of range (at most 1e15)", v)
 	}
-	return time.Duration(math.Round(v * float64(time.Millisecond)))
+	return int64(v), nil
+}
+
+// checkCount checks a count a file wrote as an integer.
+func checkCount(n int64) error {
+	if n < 0 || n > maxCount {
+		return fmt.Errorf("%d is out of range (0 to 1e15)", n)
+	}
+	return nil
+}
+
+// addCount adds n (checked) to *sum, failing when the sum would pass
+// maxCount.
+func addCount(sum *int64, n int64) error {
+	if err := checkCount(n); err != nil {
+		return err
+	}
+	if *sum > maxCount-n {
+		return fmt.Errorf("add up to more than 1e15")
+	}
+	*sum += n
+	return nil
+}
+
+// addKind adds n to m[k], as addCount.
+func addKind(m map[loadgen.ErrKind]int64, k loadgen.ErrKind, n int64) error {
+	v := m[k]
+	if err := addCount(&v, n); err != nil {
+		return err
+	}
+	m[k] = v
+	return nil
+}
+
+// msDuration is a duration a file wrote in milliseconds: NaN,
+// infinities, negatives and more than maxDuration are errors.
+func msDuration(ms float64) (time.Duration, error) { return duration(ms, time.Millisecond, "ms") }
+
+// secDuration is a duration in seconds, as msDuration.
+func secDuration(s float64) (time.Duration, error) { return duration(s, time.Second, "s") }
+
+func duration(v float64, unit time.Duration, unitName string) (time.Duration, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > float64(maxDuration/unit) {
+		return 0, fmt.Errorf("%v %s is out of range (0 to a year)", v, unitName)
+	}
+	return time.Duration(math.Round(v * float64(unit))), nil
 }
 
 // locustStatsColumns are the columns ImportLocustCSV needs.
@@ -187,7 +258,9 @@ func locustCSV(statsName string, stats []byte, failName string, failures []byte,
 			return nil, err
 		}
 		if row.get("Type") == SlowType {
-			im.Slow[j] += count
+			if err := addCount(&im.Slow[j], count); err != nil {
+				return nil, row.errorf("step %s's slow responses %w", name, err)
+			}
 			continue
 		}
 		fails, err := row.count("Failure Count")
@@ -198,10 +271,23 @@ func locustCSV(statsName string, stats []byte, failName string, failures []byte,
 			return nil, fmt.Errorf("%s:%d: %d failures of %d requests: %w", statsName, row.line, fails, count, ErrFormat)
 		}
 		st := &r.Steps[j]
-		st.Requests += count
-		st.Errors += fails
-		size, _ := row.num("Average Content Size")
-		st.Bytes += int64(size * float64(count))
+		if err := addCount(&st.Requests, count); err != nil {
+			return nil, row.errorf("step %s's requests %w", name, err)
+		}
+		if err := addCount(&st.Errors, fails); err != nil {
+			return nil, row.errorf("step %s's failures %w", name, err)
+		}
+		size, err := row.num("Average Content Size")
+		if err != nil {
+			return nil, err
+		}
+		bytes, err := floatCount(math.Trunc(size * float64(count)))
+		if err != nil {
+			return nil, row.errorf("Average Content Size %v × Request Count %d bytes: %w", size, count, err)
+		}
+		if err := addCount(&st.Bytes, bytes); err != nil {
+			return nil, row.errorf("step %s's bytes %w", name, err)
+		}
 		if st.Latency, err = row.latency(); err != nil {
 			return nil, err
 		}
@@ -209,12 +295,21 @@ func locustCSV(statsName string, stats []byte, failName string, failures []byte,
 	if agg == nil {
 		return nil, fmt.Errorf("%s: no Aggregated row: %w", statsName, ErrFormat)
 	}
+	if err := checkLocustAggregate(statsName, rows, agg); err != nil {
+		return nil, err
+	}
 	count, err := agg.count("Request Count")
 	if err != nil {
 		return nil, err
 	}
-	if rps, err := agg.num("Requests/s"); err == nil && rps > 0 && count > 0 {
-		r.Elapsed = time.Duration(float64(count) / rps * float64(time.Second))
+	rps, err := agg.num("Requests/s")
+	if err != nil {
+		return nil, err
+	}
+	if rps > 0 && count > 0 {
+		if r.Elapsed, err = secDuration(float64(count) / rps); err != nil {
+			return nil, agg.errorf("the run's length, Request Count %d over Requests/s %v: %w", count, rps, err)
+		}
 	}
 	if r.Latency, err = agg.latency(); err != nil {
 		return nil, err
@@ -222,7 +317,9 @@ func locustCSV(statsName string, stats []byte, failName string, failures []byte,
 	if err := locustFailures(failName, failures, idx, r); err != nil {
 		return nil, err
 	}
-	finish(r)
+	if err := finish(statsName, r); err != nil {
+		return nil, err
+	}
 	return im, nil
 }
 
@@ -256,7 +353,9 @@ func locustFailures(name string, b []byte, idx map[string]int, r *loadgen.Result
 			kind = loadgen.ErrKind(k)
 		}
 		st := &r.Steps[j]
-		st.ErrorsByKind[kind] += n
+		if err := addKind(st.ErrorsByKind, kind, n); err != nil {
+			return row.errorf("step %s's %s failures %w", row.get("Name"), kind, err)
+		}
 		if len(st.Details) < 3 {
 			st.Details = append(st.Details, msg)
 		}
@@ -265,7 +364,7 @@ func locustFailures(name string, b []byte, idx map[string]int, r *loadgen.Result
 	for _, st := range r.Steps {
 		var sum int64
 		for _, n := range st.ErrorsByKind {
-			sum += n
+			sum += n // each at most maxCount, a few kinds
 		}
 		if sum > st.Errors {
 			return fmt.Errorf("%s: step %q has %d failures by message, %d in the stats: files of two runs? %w", name, st.Name, sum, st.Errors, ErrFormat)
@@ -306,10 +405,16 @@ func (r *csvRow) count(col string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if f != math.Trunc(f) || f > 1e15 {
-		return 0, fmt.Errorf("%s:%d: %s %v is not a count: %w", r.file, r.line, col, f, ErrFormat)
+	n, err := floatCount(f)
+	if err != nil {
+		return 0, r.errorf("%s %w", col, err)
 	}
-	return int64(f), nil
+	return n, nil
+}
+
+// errorf is an error about the row's file and line.
+func (r *csvRow) errorf(format string, a ...any) error {
+	return fmt.Errorf("%s:%d: %w: %w", r.file, r.line, fmt.Errorf(format, a...), ErrFormat)
 }
 
 func (r *csvRow) latency() (loadgen.Latency, error) {
@@ -322,7 +427,9 @@ func (r *csvRow) latency() (loadgen.Latency, error) {
 		if err != nil {
 			return l, err
 		}
-		*c.d = msDur(v)
+		if *c.d, err = msDuration(v); err != nil {
+			return l, r.errorf("%s %w", c.col, err)
+		}
 	}
 	return l, nil
 }
@@ -354,8 +461,8 @@ func readCSV(name string, b []byte, need []string) ([]csvRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w (%w)", name, err, ErrFormat)
 		}
-		if len(rows) >= maxRows {
-			return nil, fmt.Errorf("%s: more than %d rows: %w", name, maxRows, ErrFormat)
+		if len(rows) >= MaxRows {
+			return nil, fmt.Errorf("%s: more than %d rows (engines.MaxRows): %w", name, MaxRows, ErrFormat)
 		}
 		rows = append(rows, csvRow{file: name, line: line, cols: cols, rec: rec})
 	}
@@ -407,8 +514,8 @@ func locustJSON(name string, b []byte, s *scenario.Scenario, opt ImportOptions) 
 	if err := json.Unmarshal(b, &entries); err != nil {
 		return nil, fmt.Errorf("%s: %w (%w)", name, err, ErrFormat)
 	}
-	if len(entries) > maxRows {
-		return nil, fmt.Errorf("%s: more than %d entries: %w", name, maxRows, ErrFormat)
+	if len(entries) > MaxRows {
+		return nil, fmt.Errorf("%s: more than %d entries (engines.MaxRows): %w", name, MaxRows, ErrFormat)
 	}
 	idx := stepIndex(s)
 	r := newResult(s, opt)
@@ -416,38 +523,82 @@ func locustJSON(name string, b []byte, s *scenario.Scenario, opt ImportOptions) 
 		Notes: []string{"Locust's JSON has no failure messages: failures are charged the default penalty (import the --csv files for their kinds)"}}
 	all := map[float64]int64{}
 	var start, end, total float64
-	var timed int64
+	var timed, allTimes int64 // requests with a time; response times counted
 	for i, e := range entries {
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("%s: entry %d (%s): %w: %w", name, i, e.Name, fmt.Errorf(format, a...), ErrFormat)
+		}
 		j, ok := idx[e.Name]
 		if !ok {
 			return nil, fmt.Errorf("%s: entry %d: step %q is not in scenario %s: %w", name, i, e.Name, s.Name, ErrFormat)
 		}
-		if e.NumRequests < 0 || e.NumFailures < 0 || e.NumNoneRequests < 0 || e.NumFailures > e.NumRequests || e.NumNoneRequests > e.NumRequests || e.TotalContentLength < 0 {
-			return nil, fmt.Errorf("%s: entry %d (%s): counts out of range: %w", name, i, e.Name, ErrFormat)
+		for _, c := range []struct {
+			field string
+			n     int64
+		}{{"num_requests", e.NumRequests}, {"num_failures", e.NumFailures}, {"num_none_requests", e.NumNoneRequests}, {"total_content_length", e.TotalContentLength}} {
+			if err := checkCount(c.n); err != nil {
+				return nil, bad("%s %w", c.field, err)
+			}
+		}
+		if e.NumFailures > e.NumRequests || e.NumNoneRequests > e.NumRequests {
+			return nil, bad("counts out of range: %d failures and %d without a time of %d requests", e.NumFailures, e.NumNoneRequests, e.NumRequests)
+		}
+		for _, c := range []struct {
+			field string
+			v     float64
+		}{{"start_time", e.StartTime}, {"last_request_timestamp", e.LastRequest}} {
+			if c.v < 0 || c.v > maxEpoch {
+				return nil, bad("%s %v is out of range (seconds since 1970, at most %v)", c.field, c.v, float64(maxEpoch))
+			}
 		}
 		if e.Method == SlowType {
-			im.Slow[j] += e.NumRequests
+			if err := addCount(&im.Slow[j], e.NumRequests); err != nil {
+				return nil, bad("slow responses %w", err)
+			}
 			continue
 		}
 		st := &r.Steps[j]
-		st.Requests += e.NumRequests
-		st.Errors += e.NumFailures
-		st.ErrorsByKind[scenario.PenaltyDefault] += e.NumFailures
-		st.Bytes += e.TotalContentLength
+		if err := addCount(&st.Requests, e.NumRequests); err != nil {
+			return nil, bad("requests %w", err)
+		}
+		if err := addCount(&st.Errors, e.NumFailures); err != nil {
+			return nil, bad("failures %w", err)
+		}
+		if err := addKind(st.ErrorsByKind, scenario.PenaltyDefault, e.NumFailures); err != nil {
+			return nil, bad("failures %w", err)
+		}
+		if err := addCount(&st.Bytes, e.TotalContentLength); err != nil {
+			return nil, bad("bytes %w", err)
+		}
 		hist := map[float64]int64{}
+		var times int64
 		for k, n := range e.ResponseTimes {
 			v, err := strconv.ParseFloat(k, 64)
-			if err != nil || v < 0 || n < 0 || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%s: entry %d (%s): response time %q: %w", name, i, e.Name, k, ErrFormat)
+			if err != nil {
+				return nil, bad("response time %q is not a number", k)
+			}
+			if _, err := msDuration(v); err != nil {
+				return nil, bad("response time %q: %w", k, err)
+			}
+			if err := checkCount(n); err != nil {
+				return nil, bad("response time %q: count %w", k, err)
+			}
+			if addCount(&times, n) != nil || addCount(&allTimes, n) != nil {
+				return nil, bad("response time %q: the counts add up to more than 1e15", k)
 			}
 			hist[v] += n
 			all[v] += n
 		}
 		n := e.NumRequests - e.NumNoneRequests
 		if n > 0 {
-			st.Latency = histLatency(hist, e.TotalResponseTime/float64(n), e.MaxResponseTime)
+			var err error
+			if st.Latency, err = histLatency(hist, e.TotalResponseTime/float64(n), e.MaxResponseTime); err != nil {
+				return nil, bad("%w", err)
+			}
 			total += e.TotalResponseTime
-			timed += n
+			if err := addCount(&timed, n); err != nil {
+				return nil, bad("timed requests %w", err)
+			}
 		}
 		if e.StartTime > 0 && (start == 0 || e.StartTime < start) {
 			start = e.StartTime
@@ -459,24 +610,33 @@ func locustJSON(name string, b []byte, s *scenario.Scenario, opt ImportOptions) 
 		for v := range all {
 			mx = max(mx, v)
 		}
-		r.Latency = histLatency(all, total/float64(timed), mx)
+		var err error
+		if r.Latency, err = histLatency(all, total/float64(timed), mx); err != nil {
+			return nil, fmt.Errorf("%s: all entries: %w: %w", name, err, ErrFormat)
+		}
 	}
 	if start > 0 && end > start {
-		r.Started = time.Unix(0, int64(start*1e9)).UTC()
-		r.Elapsed = time.Duration((end - start) * float64(time.Second))
-	}
-	finish(r)
-	r.ErrorsByKind = map[loadgen.ErrKind]int64{}
-	for _, st := range r.Steps {
-		for k, n := range st.ErrorsByKind {
-			r.ErrorsByKind[k] += n
+		sec, frac := math.Modf(start)
+		r.Started = time.Unix(int64(sec), int64(frac*1e9)).UTC()
+		var err error
+		if r.Elapsed, err = secDuration(end - start); err != nil {
+			return nil, fmt.Errorf("%s: the run's length, from the first start_time to the last last_request_timestamp: %w: %w", name, err, ErrFormat)
 		}
+	}
+	if err := finish(name, r); err != nil {
+		return nil, err
 	}
 	return im, nil
 }
 
-// histLatency reads percentiles from a histogram of response times (ms).
-func histLatency(h map[float64]int64, mean, maxMS float64) loadgen.Latency {
+// maxEpoch is the latest time, in seconds since 1970, an import takes
+// (as firstTimestamp): past it is not a time a run was made.
+const maxEpoch = 1 << 40
+
+// histLatency reads percentiles from a histogram of response times (ms,
+// each checked by msDuration, the counts adding up to at most maxCount),
+// with the mean and the max as the file gives them.
+func histLatency(h map[float64]int64, mean, maxMS float64) (loadgen.Latency, error) {
 	keys := make([]float64, 0, len(h))
 	var n int64
 	for k, c := range h {
@@ -490,15 +650,25 @@ func histLatency(h map[float64]int64, mean, maxMS float64) loadgen.Latency {
 		}
 		want := int64(math.Ceil(q * float64(n)))
 		var seen int64
-		for _, k := range keys {
-			seen += h[k]
-			if seen >= want {
-				return msDur(k)
+		k := keys[len(keys)-1]
+		for _, key := range keys {
+			if seen += h[key]; seen >= want {
+				k = key
+				break
 			}
 		}
-		return msDur(keys[len(keys)-1])
+		d, _ := msDuration(k) // checked when read
+		return d
 	}
-	return loadgen.Latency{Mean: msDur(mean), P50: at(0.5), P90: at(0.9), P99: at(0.99), Max: msDur(maxMS)}
+	l := loadgen.Latency{P50: at(0.5), P90: at(0.9), P99: at(0.99)}
+	var err error
+	if l.Mean, err = msDuration(mean); err != nil {
+		return l, fmt.Errorf("mean response time (total_response_time over the timed requests) %w", err)
+	}
+	if l.Max, err = msDuration(maxMS); err != nil {
+		return l, fmt.Errorf("max_response_time %w", err)
+	}
+	return l, nil
 }
 
 // pyUnquote undoes the escapes of a Python string's repr: \\, \', \",

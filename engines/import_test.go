@@ -4,12 +4,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/internal/refapp"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/refstack/refapp"
 	"github.com/stacktune/stacktune/scenario"
 )
 
@@ -151,7 +154,7 @@ func TestImportBad(t *testing.T) {
 		{"failures over requests", head + "GET,home,1,2,1,1,1,1,0,1,0,1,1,1,1,1,1,1,1,1,1,1\n" + agg, "", "2 failures of 1 requests"},
 		{"no header", "", "", "no header"},
 		{"missing column", "Type,Name\nGET,home\n", "", `no column "Request Count"`},
-		{"failures of two runs", head + "GET,home,1,1,1,1,1,1,0,1,0,1,1,1,1,1,1,1,1,1,1,1\n" + agg, "Method,Name,Error,Occurrences\nGET,home,x,5\n", "files of two runs"},
+		{"failures of two runs", head + "GET,home,1,1,1,1,1,1,0,1,1,1,1,1,1,1,1,1,1,1,1,1\n" + ",Aggregated,1,1,1,1,1,1,0,1,1,1,1,1,1,1,1,1,1,1,1,1\n", "Method,Name,Error,Occurrences\nGET,home,x,5\n", "files of two runs"},
 		{"binary", "\x00\xff\xfe" + head, "", "no column"},
 	}
 	for _, tc := range csvCases {
@@ -185,5 +188,200 @@ func TestImportBad(t *testing.T) {
 	}
 	if _, err := ImportK6(t.TempDir(), s, ImportOptions{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory: %v", err)
+	}
+}
+
+// setField rewrites one field of the CSV row whose Name is row.
+func setField(t *testing.T, csvText, row, col, value string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(csvText, "\n"), "\n")
+	head := strings.Split(lines[0], ",")
+	ci := slices.Index(head, col)
+	if ci < 0 {
+		t.Fatalf("no column %s", col)
+	}
+	for i, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if f[1] == row {
+			f[ci] = value
+			lines[i+1] = strings.Join(f, ",")
+			return strings.Join(lines, "\n") + "\n"
+		}
+	}
+	t.Fatalf("no row %s", row)
+	return ""
+}
+
+// TestImportLocustAggregate: the Aggregated row of a Locust stats file
+// must be what Locust computes from its step rows (sums of the counts and
+// rates, averages weighted by requests, the extremes, percentiles within
+// the rows'); the import read the run's rate and latency from it, so a
+// file whose Aggregated row was edited, or whose rows come from two runs,
+// was scored (the tester's: Aggregated Request Count 1000 over the real
+// run's 184 requests, the rate 2.22 req/s instead of 12.06). Each is
+// refused naming the line, the field and both values. The real file
+// (testdata/locust) is read, and so is the file with every number cut to
+// two decimals, as Locust before 1.0 wrote them.
+func TestImportLocustAggregate(t *testing.T) {
+	s := refScenario(t)
+	real, err := os.ReadFile("testdata/locust/locust_stats.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fails, err := os.ReadFile("testdata/locust/locust_failures.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const where = "locust_stats.csv:11: the Aggregated row's "
+	agg := func(col, v string) string { return setField(t, string(real), "Aggregated", col, v) }
+	cases := []struct {
+		name, stats, want string
+	}{
+		{"request count", agg("Request Count", "1000"), where + "Request Count is 1000, but the step rows add up to 184"},
+		{"failure count", agg("Failure Count", "3"), where + "Failure Count is 3, but the step rows add up to 0"},
+		{"rate", agg("Requests/s", "2.22"), where + "Requests/s is 2.22, but the step rows' add up to 12.06"},
+		{"failure rate", agg("Failures/s", "0.5"), where + "Failures/s is 0.5, but the step rows' add up to 0"},
+		{"average response time", agg("Average Response Time", "300.0"), where + "Average Response Time is 300.0, but the step rows' average weighted by their timed requests is 176.058"},
+		{"average content size", agg("Average Content Size", "4246.6"), where + "Average Content Size is 4246.6, but the step rows' average weighted by their requests is 4245.64"},
+		{"max response time", agg("Max Response Time", "900.5"), where + "Max Response Time is 900.5, but the largest of the step rows' is 569.791"},
+		{"min response time", agg("Min Response Time", "1.5"), where + "Min Response Time is 1.5, but the smallest of the step rows' is 12.6737"},
+		{"99th percentile", agg("99%", "900"), where + "99% is 900, above every step row's (at most 570)"},
+		{"median", agg("50%", "10"), where + "50% is 10, below every step row's (at least 40)"},
+		{"a step row of another run", setField(t, string(real), "home", "Request Count", "70"), where + "Request Count is 184, but the step rows add up to 190"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := locustCSV("locust_stats.csv", []byte(tc.stats), "locust_failures.csv", fails, s, ImportOptions{Rate: 12, Users: 8})
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, ErrFormat) {
+				t.Errorf("err = %v, want %s...", err, tc.want)
+			}
+		})
+	}
+	t.Run("two decimals", func(t *testing.T) {
+		num := regexp.MustCompile(`\d+\.\d+`)
+		short := num.ReplaceAllStringFunc(string(real), func(v string) string {
+			f, _ := strconv.ParseFloat(v, 64)
+			return strconv.FormatFloat(f, 'f', 2, 64)
+		})
+		im, err := locustCSV("locust_stats.csv", []byte(short), "locust_failures.csv", fails, s, ImportOptions{Rate: 12, Users: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := im.Result; r.Requests != 184 || r.Elapsed.Round(10*time.Millisecond) != 15260*time.Millisecond {
+			t.Errorf("%d requests in %v", r.Requests, r.Elapsed)
+		}
+	})
+}
+
+// TestImportOutOfRange: every number an import turns into a duration or
+// a count is range-checked and refused with its field named: a k6 latency
+// of 1e300 ms became -9223372036854774µs (Go's float to int conversion
+// out of range), a count past int64 wrapped, a negative time was read as
+// 0, and a number too large for a float64 was left out of a k6 metric
+// (read as 0). The real files (testdata) with one value changed each.
+func TestImportOutOfRange(t *testing.T) {
+	s := refScenario(t)
+	k6Export, err := os.ReadFile("testdata/k6/summary-export.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k6Handle, err := os.ReadFile("testdata/k6/handle-summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k6 := func(src []byte, old, new string) string {
+		if !strings.Contains(string(src), old) {
+			t.Fatalf("no %s in the fixture", old)
+		}
+		return strings.Replace(string(src), old, new, 1)
+	}
+	k6Cases := []struct{ name, js, want string }{
+		{"run latency 1e300 ms", k6(k6Export, `"max": 2100.7, "p(90)": 401.0, "p(99)": 1999.5`, `"max": 1e300, "p(90)": 401.0, "p(99)": 1999.5`),
+			"summary.json: metric stacktune_latency: max 1e+300 ms is out of range (0 to a year)"},
+		{"step p99 past a year", k6(k6Export, `"p(99)": 2000.0`, `"p(99)": 4e10`),
+			"summary.json: metric stacktune_01_latency: p(99) 4e+10 ms is out of range (0 to a year)"},
+		{"handleSummary latency", k6(k6Handle, `"avg": 181.0, "min": 10.1`, `"avg": 1e19, "min": 10.1`),
+			"summary.json: metric stacktune_latency: avg 1e+19 ms is out of range (0 to a year)"},
+		{"test run duration", k6(k6Handle, `"testRunDurationMs": 10012.5`, `"testRunDurationMs": 1e300`),
+			"summary.json: state: testRunDurationMs 1e+300 ms is out of range (0 to a year)"},
+		{"negative test run duration", k6(k6Handle, `"testRunDurationMs": 10012.5`, `"testRunDurationMs": -5`),
+			"summary.json: state: testRunDurationMs -5 ms is out of range (0 to a year)"},
+		{"rate too small for a duration", k6(k6Export, `"stacktune_requests": {"count": 75, "rate": 7.5}`, `"stacktune_requests": {"count": 75, "rate": 1e-300}`),
+			"summary.json: the run's length, stacktune_requests' count 75 over its rate 1e-300: 7.5e+301 s is out of range (0 to a year)"},
+		{"count past int64", k6(k6Export, `"stacktune_01_bytes": {"count": 360000`, `"stacktune_01_bytes": {"count": 1e300`),
+			"summary.json: metric stacktune_01_bytes: count 1e+300 is out of range (at most 1e15)"},
+		{"count too large for a float", k6(k6Export, `"stacktune_01_bytes": {"count": 360000`, `"stacktune_01_bytes": {"count": 1e999`),
+			"summary.json: metric stacktune_01_bytes: count 1e999 is not a finite number"},
+	}
+	for _, tc := range k6Cases {
+		t.Run("k6/"+tc.name, func(t *testing.T) {
+			im, err := k6Import("summary.json", []byte(tc.js), s, ImportOptions{})
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, ErrFormat) {
+				t.Errorf("err = %v, want %s...", err, tc.want)
+				if im != nil {
+					t.Logf("imported: latency %+v, elapsed %v", im.Result.Latency, im.Result.Elapsed)
+				}
+			}
+		})
+	}
+
+	stats, err := os.ReadFile("testdata/locust/locust_stats.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rates := string(stats)
+	for _, row := range []string{"comment", "diary entries", "entry", "footprints", "friends", "home", "login", "my profile", "profile"} {
+		rates = setField(t, rates, row, "Requests/s", "1e-300")
+	}
+	csvCases := []struct{ name, stats, want string }{
+		{"max response time 1e300 ms", setField(t, string(stats), "home", "Max Response Time", "1e300"),
+			"stats.csv:7: Max Response Time 1e+300 ms is out of range (0 to a year)"},
+		{"a percentile past a year", setField(t, string(stats), "home", "99%", "40000000000"),
+			"stats.csv:7: 99% 4e+10 ms is out of range (0 to a year)"},
+		{"content size past a count", setField(t, string(stats), "home", "Average Content Size", "1e300"),
+			"stats.csv:7: Average Content Size 1e+300 × Request Count 64 bytes: 6.4e+301 is out of range (at most 1e15)"},
+		{"request count past int64", setField(t, string(stats), "home", "Request Count", "1e19"),
+			"stats.csv:7: Request Count 1e+19 is out of range (at most 1e15)"},
+		{"rates too small for a duration", setField(t, rates, "Aggregated", "Requests/s", "9e-300"),
+			"stats.csv:11: the run's length, Request Count 184 over Requests/s 9e-300: 2.0444"},
+		{"infinite", setField(t, string(stats), "home", "Average Response Time", "inf"),
+			`stats.csv:7: Average Response Time "inf" is not a number of 0 or more`},
+		{"NaN", setField(t, string(stats), "home", "50%", "NaN"),
+			`stats.csv:7: 50% "NaN" is not a number of 0 or more`},
+	}
+	for _, tc := range csvCases {
+		t.Run("locust csv/"+tc.name, func(t *testing.T) {
+			_, err := locustCSV("stats.csv", []byte(tc.stats), "failures.csv", nil, s, ImportOptions{})
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, ErrFormat) {
+				t.Errorf("err = %v, want %s...", err, tc.want)
+			}
+		})
+	}
+
+	const entry = `{"name":"home","method":"GET","num_requests":10,"num_none_requests":0,"num_failures":1,"total_response_time":3000,"max_response_time":900,"total_content_length":80000,"response_times":{"200":5,"300":4,"900":1},"start_time":1795743290.6,"last_request_timestamp":1795743300.4}`
+	js := func(old, new string) string {
+		if !strings.Contains(entry, old) {
+			t.Fatalf("no %s in the entry", old)
+		}
+		return "[" + strings.Replace(entry, old, new, 1) + "]"
+	}
+	jsonCases := []struct{ name, js, want string }{
+		{"response time key 1e300", js(`"900":1`, `"1e300":1`), `stats.json: entry 0 (home): response time "1e300": 1e+300 ms is out of range (0 to a year)`},
+		{"max response time", js(`"max_response_time":900`, `"max_response_time":1e300`), "stats.json: entry 0 (home): max_response_time 1e+300 ms is out of range (0 to a year)"},
+		{"negative total response time", js(`"total_response_time":3000`, `"total_response_time":-3000`),
+			"stats.json: entry 0 (home): mean response time (total_response_time over the timed requests) -300 ms is out of range (0 to a year)"},
+		{"start time past any run", js(`"start_time":1795743290.6`, `"start_time":1e300`), "stats.json: entry 0 (home): start_time 1e+300 is out of range (seconds since 1970, at most 1.099511627776e+12)"},
+		{"run past a year", js(`"last_request_timestamp":1795743300.4`, `"last_request_timestamp":1e12`),
+			"stats.json: the run's length, from the first start_time to the last last_request_timestamp: 9.982042567094e+11 s is out of range (0 to a year)"},
+		{"request count past 1e15", js(`"num_requests":10,`, `"num_requests":9000000000000000000,`), "stats.json: entry 0 (home): num_requests 9000000000000000000 is out of range (0 to 1e15)"},
+		{"response time counts past 1e15", js(`"200":5,"300":4`, `"200":900000000000000,"300":900000000000000`), `stats.json: entry 0 (home): response time`},
+	}
+	for _, tc := range jsonCases {
+		t.Run("locust json/"+tc.name, func(t *testing.T) {
+			_, err := locustJSON("stats.json", []byte(tc.js), s, ImportOptions{})
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, ErrFormat) {
+				t.Errorf("err = %v, want %s...", err, tc.want)
+			}
+		})
 	}
 }

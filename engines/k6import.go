@@ -37,13 +37,16 @@ func parseK6Metric(raw json.RawMessage) (k6Values, error) {
 	}
 	out := k6Values{}
 	for k, v := range m {
-		var f float64
-		if json.Unmarshal(v, &f) == nil {
-			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, fmt.Errorf("%s is not a finite number", k)
-			}
-			out[k] = f
+		if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+			continue // not a number: thresholds, a type, ...
 		}
+		var f float64
+		if err := json.Unmarshal(v, &f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			// 1e999 does not fit a float64: an error, not a
+			// value left out (a count left out is 0).
+			return nil, fmt.Errorf("%s %s is not a finite number", k, v)
+		}
+		out[k] = f
 	}
 	return out, nil
 }
@@ -69,8 +72,8 @@ func k6Import(name string, b []byte, s *scenario.Scenario, opt ImportOptions) (*
 	if sum.Metrics == nil {
 		return nil, fmt.Errorf("%s: no \"metrics\": not a k6 summary: %w", name, ErrFormat)
 	}
-	if len(sum.Metrics) > maxRows {
-		return nil, fmt.Errorf("%s: more than %d metrics: %w", name, maxRows, ErrFormat)
+	if len(sum.Metrics) > MaxRows {
+		return nil, fmt.Errorf("%s: more than %d metrics (engines.MaxRows): %w", name, MaxRows, ErrFormat)
 	}
 	vals := map[string]k6Values{}
 	for k, raw := range sum.Metrics {
@@ -105,15 +108,25 @@ func k6Import(name string, b []byte, s *scenario.Scenario, opt ImportOptions) (*
 		if !ok {
 			return 0, nil
 		}
-		c := v["count"]
-		if c != math.Trunc(c) || c > 1e15 {
-			return 0, fmt.Errorf("%s: metric %s: count %v is not a count: %w", name, metric, c, ErrFormat)
+		n, err := floatCount(v["count"])
+		if err != nil {
+			return 0, fmt.Errorf("%s: metric %s: count %w: %w", name, metric, err, ErrFormat)
 		}
-		return int64(c), nil
+		return n, nil
 	}
-	latency := func(metric string) loadgen.Latency {
+	latency := func(metric string) (loadgen.Latency, error) {
 		v := vals[metric]
-		return loadgen.Latency{Mean: msDur(v["avg"]), P50: msDur(v["med"]), P90: msDur(v["p(90)"]), P99: msDur(v["p(99)"]), Max: msDur(v["max"])}
+		var l loadgen.Latency
+		for _, c := range []struct {
+			stat string
+			d    *time.Duration
+		}{{"avg", &l.Mean}, {"med", &l.P50}, {"p(90)", &l.P90}, {"p(99)", &l.P99}, {"max", &l.Max}} {
+			var err error
+			if *c.d, err = msDuration(v[c.stat]); err != nil {
+				return l, fmt.Errorf("%s: metric %s: %s %w: %w", name, metric, c.stat, err, ErrFormat)
+			}
+		}
+		return l, nil
 	}
 	r := newResult(s, opt)
 	im := &Imported{Engine: "k6", Result: r, Slow: make([]int64, len(r.Steps))}
@@ -130,7 +143,7 @@ func k6Import(name string, b []byte, s *scenario.Scenario, opt ImportOptions) (*
 			}
 			if n > 0 {
 				st.ErrorsByKind[k] = n
-				st.Errors += n
+				st.Errors += n // a few kinds, each at most maxCount
 			}
 		}
 		if st.Errors > st.Requests {
@@ -142,21 +155,34 @@ func k6Import(name string, b []byte, s *scenario.Scenario, opt ImportOptions) (*
 		if im.Slow[i], err = count(k6Metric(i, "slow")); err != nil {
 			return nil, err
 		}
-		st.Latency = latency(k6Metric(i, "latency"))
+		if st.Latency, err = latency(k6Metric(i, "latency")); err != nil {
+			return nil, err
+		}
 	}
-	r.Latency = latency("stacktune_latency")
 	var err error
+	if r.Latency, err = latency("stacktune_latency"); err != nil {
+		return nil, err
+	}
 	if r.Unsent, err = count("dropped_iterations"); err != nil {
 		return nil, err
 	}
-	total, _ := count("stacktune_requests")
-	switch {
-	case sum.State != nil && sum.State.TestRunDurationMs > 0:
-		r.Elapsed = msDur(sum.State.TestRunDurationMs)
-	case vals["stacktune_requests"]["rate"] > 0:
-		r.Elapsed = time.Duration(float64(total) / vals["stacktune_requests"]["rate"] * float64(time.Second))
+	total, err := count("stacktune_requests")
+	if err != nil {
+		return nil, err
 	}
-	finish(r)
+	switch rate := vals["stacktune_requests"]["rate"]; {
+	case sum.State != nil && sum.State.TestRunDurationMs != 0:
+		if r.Elapsed, err = msDuration(sum.State.TestRunDurationMs); err != nil {
+			return nil, fmt.Errorf("%s: state: testRunDurationMs %w: %w", name, err, ErrFormat)
+		}
+	case rate > 0:
+		if r.Elapsed, err = secDuration(float64(total) / rate); err != nil {
+			return nil, fmt.Errorf("%s: the run's length, stacktune_requests' count %d over its rate %v: %w: %w", name, total, rate, err, ErrFormat)
+		}
+	}
+	if err := finish(name, r); err != nil {
+		return nil, err
+	}
 	if r.Requests != total {
 		return nil, fmt.Errorf("%s: the steps' requests add up to %d, stacktune_requests says %d: %w", name, r.Requests, total, ErrFormat)
 	}

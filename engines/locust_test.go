@@ -2,7 +2,6 @@ package engines
 
 import (
 	"context"
-	"database/sql"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,10 +9,11 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/benchrun"
-	"github.com/stacktune/stacktune/internal/refapp"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/refstack/refapp"
+	"github.com/stacktune/stacktune/refstack/refapp/refapptest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/scenario"
 )
 
@@ -25,17 +25,7 @@ func refStack(t *testing.T) (string, string) {
 	t.Helper()
 	m := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{})
 	ctx := context.Background()
-	if _, err := m.DB().ExecContext(ctx, "CREATE DATABASE refapp"); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("mysql", m.DSN("refapp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := refapp.Generate(ctx, db, 1); err != nil {
-		t.Fatal(err)
-	}
+	db := refapptest.Load(t, m, 1)
 	// The fixes of refapp's documentation: the pages cost milliseconds,
 	// so the rate below leaves the busy test machine room.
 	for _, ddl := range []string{

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/benchrun"
-	"github.com/stacktune/stacktune/internal/sandbox"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/sandbox"
 	"github.com/stacktune/stacktune/scenario"
 )
 

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/inventory"
 )
 
@@ -54,23 +55,34 @@ type ApplyOptions struct {
 // DefaultBatch is the batch size after the canary.
 const DefaultBatch = 5
 
+// HostState is where a host stands in a fleet apply, as a stable code
+// (docs/json.md; the hyphenated ones are older than the rule of
+// snake_case codes and stay).
+type HostState string
+
 // Host states of a fleet apply.
 const (
-	HostApplied        = "applied"         // its transaction is in place
-	HostFailed         = "failed"          // apply failed there (its own transaction rolled back)
-	HostUnknown        = "unknown"         // the connection was lost during its apply
-	HostRolledBack     = "rolled-back"     // applied, then rolled back by the fleet
-	HostRollbackFailed = "rollback-failed" // applied, and the fleet's rollback failed
-	HostNotStarted     = "not-started"     // the roll stopped before its batch
-	HostDryRun         = "dry-run"         // planned only
+	HostApplied        HostState = "applied"         // its transaction is in place
+	HostFailed         HostState = "failed"          // apply failed there (its own transaction rolled back)
+	HostUnknown        HostState = "unknown"         // the connection was lost during its apply
+	HostRolledBack     HostState = "rolled-back"     // applied, then rolled back by the fleet
+	HostRollbackFailed HostState = "rollback-failed" // applied, and the fleet's rollback failed
+	HostNotStarted     HostState = "not-started"     // the roll stopped before its batch
+	HostDryRun         HostState = "dry-run"         // planned only
 )
+
+// Codes lists the host states.
+func (HostState) Codes() []string {
+	return []string{string(HostApplied), string(HostFailed), string(HostUnknown), string(HostRolledBack),
+		string(HostRollbackFailed), string(HostNotStarted), string(HostDryRun)}
+}
 
 // HostApply is one host's part of a fleet apply.
 type HostApply struct {
-	Name  string `json:"name"`
-	Role  string `json:"role"`
-	Batch int    `json:"batch"`
-	State string `json:"state"`
+	Name  string    `json:"name"`
+	Role  string    `json:"role"`
+	Batch int       `json:"batch"`
+	State HostState `json:"state"`
 	// Stage and Error say what failed (the apply, or the rollback).
 	Stage Stage  `json:"stage,omitempty"`
 	Error string `json:"error,omitempty"`
@@ -104,8 +116,8 @@ func (r *ApplyReport) OK() bool {
 	return true
 }
 
-// maxChangeSet bounds the change set copied to each host.
-const maxChangeSet = 64 << 20
+// MaxChangeSet bounds the change set (all its files) copied to each host.
+const MaxChangeSet = 64 << 20
 
 // Apply applies one change set to every host, host by host through each
 // host's own `stacktune apply` transaction: first the canary batch, then
@@ -337,12 +349,15 @@ func changeSetTar(path string) ([]byte, error) {
 	tw := tar.NewWriter(&buf)
 	total := int64(0)
 	add := func(name string, p string) error {
-		b, err := os.ReadFile(p)
+		b, err := input.ReadFile(p, MaxChangeSet-total)
+		if errors.Is(err, input.ErrTooLarge) {
+			return fmt.Errorf("change set %s: more than %d bytes (fleet.MaxChangeSet)", path, MaxChangeSet)
+		}
 		if err != nil {
 			return err
 		}
-		if total += int64(len(b)); total > maxChangeSet {
-			return fmt.Errorf("change set %s: more than %d bytes", path, maxChangeSet)
+		if total += int64(len(b)); total > MaxChangeSet {
+			return fmt.Errorf("change set %s: more than %d bytes (fleet.MaxChangeSet)", path, MaxChangeSet)
 		}
 		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(b)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}); err != nil {
 			return err

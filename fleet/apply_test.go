@@ -157,7 +157,7 @@ func TestApplyFaults(t *testing.T) {
 			}
 			var states []string
 			for _, h := range rep.Hosts {
-				states = append(states, h.State)
+				states = append(states, string(h.State))
 			}
 			if got := strings.Join(states, " "); got != tc.states {
 				t.Errorf("states\n%s\nwant\n%s", got, tc.states)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/internal/stats"
 )
 
 // AuditOptions configure Audit.
@@ -280,7 +281,7 @@ func outliers(hosts []hostSnap) []Outlier {
 			for i, v := range vs {
 				nums[i] = v.m.num
 			}
-			med := median(nums)
+			med := stats.Median(nums)
 			for _, v := range vs {
 				x := v.m.num
 				if math.Abs(x-med) < v.m.floor {
@@ -326,16 +327,6 @@ func outliers(hosts []hostSnap) []Outlier {
 		return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Layer, b.Layer), strings.Compare(a.Metric, b.Metric), strings.Compare(a.Host, b.Host)) < 0
 	})
 	return out
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func num(x float64) string {

@@ -1,17 +1,18 @@
 package fleet
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/inventory"
 )
 
@@ -203,18 +204,19 @@ func ReadHostSnapshot(b []byte) (*collect.Snapshot, error) {
 	return &s, nil
 }
 
-// maxSnapshotFile bounds a fleet snapshot read from disk.
-const maxSnapshotFile = 1 << 30
+// MaxSnapshotFile bounds a fleet snapshot read from disk (each host's
+// snapshot is bounded by what a host may send, 64 MiB).
+const MaxSnapshotFile = 1 << 30
 
 // IsFleet reports whether the JSON file at path is a fleet snapshot (it
-// reads only the start of the file).
+// reads only the start of a regular file; anything else is not one).
 func IsFleet(path string) bool {
-	f, err := os.Open(path)
+	f, _, err := input.OpenFile(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	dec := json.NewDecoder(f)
+	dec := json.NewDecoder(io.LimitReader(f, 1<<20))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return false
 	}
@@ -222,23 +224,25 @@ func IsFleet(path string) bool {
 	return err == nil && t == "fleet_version"
 }
 
-// Load reads a fleet snapshot saved as JSON.
+// Load reads a fleet snapshot saved as JSON: a regular file (a FIFO is
+// refused without blocking) of at most MaxSnapshotFile bytes, decoded as
+// it is read rather than read whole first.
 func Load(path string) (*Snapshot, error) {
-	f, err := os.Open(path)
+	f, fi, err := input.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the fleet snapshot: %w", err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSnapshotFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the fleet snapshot: %w", err)
-	}
-	if len(b) > maxSnapshotFile {
-		return nil, fmt.Errorf("%s: a fleet snapshot larger than %d bytes", path, maxSnapshotFile)
+	if fi.Size() > MaxSnapshotFile {
+		return nil, fmt.Errorf("reading the fleet snapshot: %w (fleet.MaxSnapshotFile)", &input.TooLargeError{Path: path, Limit: MaxSnapshotFile})
 	}
 	var s Snapshot
-	if err := json.Unmarshal(b, &s); err != nil {
+	dec := json.NewDecoder(bufio.NewReader(io.LimitReader(f, MaxSnapshotFile)))
+	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s is not a fleet snapshot: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s is not a fleet snapshot: data after its JSON value", path)
 	}
 	if s.Version == 0 || s.Version > SchemaVersion {
 		return nil, fmt.Errorf("%s: fleet snapshot version %d, this stacktune reads up to %d", path, s.Version, SchemaVersion)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/stacktune/stacktune/capacity"
 	"github.com/stacktune/stacktune/collect"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/inventory"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestMain lets the test binary stand in for stacktune on the lab's

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stacktune/stacktune/capacity"
+	"github.com/stacktune/stacktune/internal/stats"
 )
 
 // PlanInputs are what a fleet plan needs besides the fleet snapshot.
@@ -38,8 +39,8 @@ type Plan struct {
 // ip_local_port_range and tcp_max_tw_buckets most of them run, and, unless
 // given, the request rate per web server measured now: the TIME_WAIT
 // sockets each holds toward the MySQL port divided by TIME_WAIT's 60 s
-// (one connection per request, as non-persistent PHP opens them: seed
-// 003), the role's median. It then computes the plan and puts the DB
+// (one connection per request, as non-persistent PHP opens them: the PHP +
+// MySQL TIME_WAIT write-up), the role's median. It then computes the plan and puts the DB
 // side's running limits beside the figures to set: the largest
 // max_connections of the hosts that run MySQL and memcached's -c (its
 // maxconns) where memcached was read.
@@ -103,8 +104,8 @@ func PlanFleet(fs *Snapshot, in PlanInputs) (*Plan, error) {
 				rates = append(rates, float64(l.TCP.TimeWait.ByRemotePort[mysqlPort(fs)])/o.TimeWait.Seconds())
 			}
 		}
-		if len(rates) > 0 && median(rates) > 0 {
-			o.PerServerRate = median(rates)
+		if len(rates) > 0 && stats.Median(rates) > 0 {
+			o.PerServerRate = stats.Median(rates)
 			p.Measured = append(p.Measured, fmt.Sprintf("rate per server = %s req/s: the median over %d hosts of their TIME_WAIT sockets to :%d ÷ %s s "+
 				"(one MySQL connection per request, as non-persistent PHP makes them; this is the rate each server carries now, not the most it can: "+
 				"give --per-server-rate from stacktune bench against one server for that)", num(math.Round(o.PerServerRate*100)/100), len(rates), mysqlPort(fs), num(o.TimeWait.Seconds())))

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/inventory"
 )
 
@@ -62,6 +64,12 @@ const (
 	StageRun     Stage = "run"      // the remote command failed
 	StageRead    Stage = "read"     // its output is not what was expected
 )
+
+// Codes lists the stages (docs/json.md; "host-key" is older than the
+// rule of snake_case codes and stays).
+func (Stage) Codes() []string {
+	return []string{string(StageConnect), string(StageHostKey), string(StageLogin), string(StageRun), string(StageRead)}
+}
 
 // HostError is a host that could not be reached or whose command failed.
 type HostError struct {
@@ -123,8 +131,15 @@ func (d *SSHDialer) init() error {
 				return
 			}
 		}
+		files = slices.Clone(files)
 		for i, f := range files {
 			files[i] = expandHome(f)
+			// knownhosts opens the files itself: check them first, so a
+			// FIFO does not block and /dev/zero is not read without end.
+			if err := checkFile(files[i], MaxKnownHostsFile, "fleet.MaxKnownHostsFile"); err != nil {
+				d.initErr = fmt.Errorf("known_hosts: %w", err)
+				return
+			}
 		}
 		d.callback, d.initErr = knownhosts.New(files...)
 		if d.initErr != nil {
@@ -248,7 +263,10 @@ func (d *SSHDialer) auth(h inventory.Host) ([]ssh.AuthMethod, []string, error) {
 	var firstErr error
 	for _, f := range files {
 		f = expandHome(f)
-		b, err := os.ReadFile(f)
+		b, err := input.ReadFile(f, MaxKeyFile)
+		if errors.Is(err, input.ErrTooLarge) {
+			err = fmt.Errorf("%w (fleet.MaxKeyFile)", err)
+		}
 		if err != nil {
 			firstErr = cmpOr(firstErr, fmt.Errorf("private key: %w", err))
 			continue
@@ -278,6 +296,27 @@ func (d *SSHDialer) auth(h inventory.Host) ([]ssh.AuthMethod, []string, error) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// Bounds on the SSH files read, far above real ones (a key is a few KB).
+const (
+	MaxKeyFile        = 1 << 20
+	MaxKnownHostsFile = 64 << 20
+)
+
+// checkFile checks, without blocking, that path is a regular file of at
+// most limit bytes (named by name in the error), for a library that opens
+// it itself.
+func checkFile(path string, limit int64, name string) error {
+	f, fi, err := input.OpenFile(path)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if fi.Size() > limit {
+		return fmt.Errorf("%w (%s)", &input.TooLargeError{Path: path, Limit: limit}, name)
+	}
+	return nil
+}
 
 type sshConn struct{ c *ssh.Client }
 

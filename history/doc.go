@@ -37,6 +37,26 @@
 // describe. Version 1 has one table, runs: times are Unix nanoseconds,
 // durations nanoseconds, the full result JSON is kept as text in details.
 //
+// # The run ledger
+//
+// Version 2 makes the table a ledger of every run: the command that
+// recorded it (Command* codes: bench, diagnose, tune, ab, tpcc,
+// knob_search), its failure, the hash of its load (ScenarioHash), the data
+// reset used, the stack's versions, the app's git commit (GitCommit reads
+// .git itself, asking git only when it cannot), its duration, and the tune
+// or ab session and arm it belongs to. A Session holds that session's
+// state (running until EndSession), its noise floor and its Decisions.
+// Artefacts (the digest, the access-log profile, the per-request SQL, the
+// profile, the snapshot, the change set, the audit) are stored with a run
+// gzipped, each at most MaxArtefactBytes before compression (a larger one
+// is recorded as too large, without its data); Add prunes them to
+// Store.Retention (the artefacts of runs beyond a count or an age go, the
+// runs stay). List reads runs without their details for pages and
+// filters (label, commit prefix, scenario name or hash, command, session,
+// an ID to start after). Runs, which the score transitions are made of,
+// leaves diagnose's runs out (the capture slows the server down) unless
+// asked for them.
+//
 // Credentials are never stored: Add removes URL user information
 // (user:password@, token@) from the target and from every string in the
 // details JSON (StripCredentials). Details without any are stored byte for

@@ -32,6 +32,44 @@ var migrations = [][]string{
 		`CREATE INDEX runs_by_target ON runs (target, scenario, started_ns)`,
 		`CREATE INDEX runs_by_started ON runs (started_ns)`,
 	},
+	// 2: the run ledger. Every command that measures records what it ran
+	// (command, failure, the scenario's hash, the data reset, versions,
+	// the app's commit, its duration, the tune or ab session and arm it
+	// belonged to); artefacts hold what it saw, gzipped; sessions group
+	// the runs of one tune or ab with their decisions.
+	{
+		`ALTER TABLE runs ADD COLUMN command TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN failure TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN scenario_hash TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN data_reset TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN versions TEXT NOT NULL DEFAULT ''`, // JSON object, or ''
+		`ALTER TABLE runs ADD COLUMN app_commit TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN duration_ns INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN session_id INTEGER NOT NULL DEFAULT 0`, // 0: none
+		`ALTER TABLE runs ADD COLUMN arm TEXT NOT NULL DEFAULT ''`,          // "a", "b" or ''
+		`CREATE INDEX runs_by_session ON runs (session_id, id)`,
+		`CREATE INDEX runs_by_commit ON runs (app_commit, started_ns)`,
+		`CREATE INDEX runs_by_label ON runs (label, started_ns)`,
+		`CREATE INDEX runs_by_scenario ON runs (scenario_hash, started_ns)`,
+		`CREATE TABLE artefacts (
+			run_id    INTEGER NOT NULL,
+			kind      TEXT    NOT NULL,
+			size      INTEGER NOT NULL,           -- bytes before compression
+			too_large INTEGER NOT NULL DEFAULT 0, -- 1: over the cap, not kept (data empty)
+			data      BLOB    NOT NULL,           -- gzip
+			PRIMARY KEY (run_id, kind)
+		)`,
+		`CREATE TABLE sessions (
+			id         INTEGER PRIMARY KEY AUTOINCREMENT,
+			command    TEXT    NOT NULL,
+			label      TEXT    NOT NULL DEFAULT '',
+			started_ns INTEGER NOT NULL,
+			ended_ns   INTEGER NOT NULL DEFAULT 0,     -- 0 while it runs
+			status     TEXT    NOT NULL DEFAULT 'running',
+			noise      REAL    NOT NULL DEFAULT 0,     -- the noise floor's relative half-width, 0 unknown
+			decisions  TEXT    NOT NULL DEFAULT '[]'   -- JSON array of Decision
+		)`,
+	},
 }
 
 const (

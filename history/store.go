@@ -15,6 +15,8 @@ import (
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/stacktune/stacktune/input"
 )
 
 // Run is one remembered benchmark run.
@@ -39,6 +41,36 @@ type Run struct {
 	// Details is the full result JSON, kept for later reports. Add removes
 	// URL user information from every string in it, as it does for Target.
 	Details json.RawMessage `json:"details,omitempty"`
+
+	// The ledger (schema version 2): what ran and against what.
+
+	// Command is what recorded the run: one of the Command* codes ("" in
+	// runs recorded before the ledger).
+	Command string `json:"command,omitempty"`
+	// Failure is why a run that did not pass failed ("" when it passed).
+	Failure string `json:"failure,omitempty"`
+	// ScenarioHash identifies the load (ScenarioHash): two runs with
+	// different hashes ran different loads.
+	ScenarioHash string `json:"scenario_hash,omitempty"`
+	// DataReset is how the data was reset before the run (a scenario's
+	// pre_run, a TPC-C reload, a data dir restore), "" for none.
+	DataReset string `json:"data_reset,omitempty"`
+	// Versions are the stack's versions by component ("mysql": "MariaDB
+	// 10.11.6", "nginx": "1.22.1"), as far as the command knew them.
+	Versions map[string]string `json:"versions,omitempty"`
+	// AppCommit is the app's git commit (GitCommit), "" when unknown.
+	AppCommit string `json:"app_commit,omitempty"`
+	// Duration is the measured run's length (warm-up excluded).
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	// Session is the tune or ab session the run belongs to (0: none),
+	// Arm its arm there ("a" or "b").
+	Session int64  `json:"session,omitempty"`
+	Arm     string `json:"arm,omitempty"`
+
+	// Artefacts are stored with the run by Add (compressed, each bounded
+	// by MaxArtefactBytes) and read back with Store.Artefact; Runs and
+	// List leave them out.
+	Artefacts []Artefact `json:"-"`
 }
 
 // Filter selects runs. Zero fields select everything.
@@ -48,6 +80,10 @@ type Filter struct {
 	Since    time.Time // runs started at or after Since; zero = any
 	Labels   []string  // runs with one of these labels; empty = any
 	Limit    int       // keep only the most recent Limit runs; 0 = all
+	// Commands selects runs recorded by these commands (Command*
+	// codes); empty = every command but diagnose, whose runs carry the
+	// capture's overhead and stay out of the score transitions.
+	Commands []string
 }
 
 // ErrNewerSchema is returned by Open for a database written by a newer
@@ -59,6 +95,9 @@ var ErrNewerSchema = errors.New("history database was written by a newer stacktu
 type Store struct {
 	db   *sql.DB
 	path string
+	// Retention bounds the artefacts kept (DefaultRetention from Open);
+	// Add prunes to it after storing a run with artefacts.
+	Retention Retention
 }
 
 // busyTimeout is how long a statement waits for another connection or
@@ -78,11 +117,16 @@ func Open(path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("history: creating the database directory: %w", err)
 	}
+	// SQLite would open a FIFO or a device and fail later with a disk I/O
+	// error: say what it is instead.
+	if fi, err := os.Stat(abs); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("history: %w", &input.NotRegularError{Path: path, Mode: fi.Mode()})
+	}
 	db, err := sql.Open("sqlite", dsn(abs))
 	if err != nil {
 		return nil, fmt.Errorf("history: opening %s: %w", abs, err)
 	}
-	s := &Store{db: db, path: abs}
+	s := &Store{db: db, path: abs, Retention: DefaultRetention}
 	if err := retryBusy(func() error { return s.migrate(context.Background()) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history: %s: %w", abs, err)
@@ -144,6 +188,18 @@ func (s *Store) Path() string { return s.path }
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
+// OpenDefault opens the history at path, or at DefaultPath when path is
+// "" (a command's --history).
+func OpenDefault(path string) (*Store, error) {
+	if path == "" {
+		var err error
+		if path, err = DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	return Open(path)
+}
+
 // DefaultPath returns where the history lives: $STACKTUNE_HISTORY when set,
 // else $XDG_DATA_HOME/stacktune/history.db (when XDG_DATA_HOME is an
 // absolute path, as the XDG spec requires), else
@@ -174,8 +230,9 @@ func defaultPath(getenv func(string) string, home func() (string, error)) (strin
 }
 
 const insertRun = `INSERT INTO runs
-	(label, started_ns, target, scenario, score, passed, requests, errors, rps, p50_ns, p90_ns, p99_ns, max_ns, details)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	(label, started_ns, target, scenario, score, passed, requests, errors, rps, p50_ns, p90_ns, p99_ns, max_ns, details,
+	 command, failure, scenario_hash, data_reset, versions, app_commit, duration_ns, session_id, arm)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Add appends r and returns its ID, which it also stores in r.ID. A zero
 // r.Started is set to the current time. The stored target and details have
@@ -200,10 +257,19 @@ func (s *Store) Add(ctx context.Context, r *Run) (int64, error) {
 	if r.Started.IsZero() {
 		r.Started = time.Now()
 	}
+	versions := ""
+	if len(r.Versions) > 0 {
+		v, _ := json.Marshal(r.Versions) // strings: cannot fail
+		versions = string(v)
+	}
+	arts, err := packArtefacts(r.Artefacts)
+	if err != nil {
+		return 0, err
+	}
 	// One IMMEDIATE transaction (see dsn): the write lock is taken up
 	// front, waiting for other writers under the busy timeout.
 	var id int64
-	err := retryBusy(func() error {
+	err = retryBusy(func() error {
 		tx, err := s.db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
@@ -211,12 +277,19 @@ func (s *Store) Add(ctx context.Context, r *Run) (int64, error) {
 		defer tx.Rollback()
 		res, err := tx.ExecContext(ctx, insertRun,
 			r.Label, r.Started.UnixNano(), StripCredentials(r.Target), r.Scenario, r.Score, r.Passed,
-			r.Requests, r.Errors, r.RPS, int64(r.P50), int64(r.P90), int64(r.P99), int64(r.Max), details)
+			r.Requests, r.Errors, r.RPS, int64(r.P50), int64(r.P90), int64(r.P99), int64(r.Max), details,
+			r.Command, StripCredentials(r.Failure), r.ScenarioHash, r.DataReset, versions, r.AppCommit,
+			int64(r.Duration), r.Session, r.Arm)
 		if err != nil {
 			return err
 		}
 		if id, err = res.LastInsertId(); err != nil {
 			return err
+		}
+		for _, a := range arts {
+			if _, err := tx.ExecContext(ctx, insertArtefact, id, a.kind, a.size, a.tooLarge, a.data); err != nil {
+				return err
+			}
 		}
 		return tx.Commit()
 	})
@@ -224,11 +297,17 @@ func (s *Store) Add(ctx context.Context, r *Run) (int64, error) {
 		return 0, fmt.Errorf("history: adding a run: %w", err)
 	}
 	r.ID = id
+	if len(arts) > 0 {
+		// Artefacts are the bulk of the file: keep them for the recent
+		// runs only. A failed prune leaves more than wanted, never less.
+		_ = s.Prune(ctx, s.Retention)
+	}
 	return id, nil
 }
 
 const selectRuns = `SELECT id, label, started_ns, target, scenario, score, passed, requests, errors, rps,
-	p50_ns, p90_ns, p99_ns, max_ns, details FROM runs`
+	p50_ns, p90_ns, p99_ns, max_ns, details,
+	command, failure, scenario_hash, data_reset, versions, app_commit, duration_ns, session_id, arm FROM runs`
 
 // Runs returns the runs f selects, oldest first (by start time, then ID).
 // With f.Limit it returns the most recent f.Limit of them, still oldest first.
@@ -253,6 +332,15 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 			args = append(args, l)
 		}
 	}
+	if len(f.Commands) > 0 {
+		where = append(where, "command IN (?"+strings.Repeat(", ?", len(f.Commands)-1)+")")
+		for _, c := range f.Commands {
+			args = append(args, c)
+		}
+	} else {
+		where = append(where, "command <> ?")
+		args = append(args, CommandDiagnose)
+	}
 	q := selectRuns
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -272,24 +360,40 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 		return nil, fmt.Errorf("history: reading runs: %w", err)
 	}
 	defer rows.Close()
-	var runs []Run
-	for rows.Next() {
-		var r Run
-		var started, p50, p90, p99, max int64
-		var details sql.NullString
-		if err := rows.Scan(&r.ID, &r.Label, &started, &r.Target, &r.Scenario, &r.Score, &r.Passed,
-			&r.Requests, &r.Errors, &r.RPS, &p50, &p90, &p99, &max, &details); err != nil {
-			return nil, fmt.Errorf("history: reading runs: %w", err)
-		}
-		r.Started = time.Unix(0, started).UTC()
-		r.P50, r.P90, r.P99, r.Max = time.Duration(p50), time.Duration(p90), time.Duration(p99), time.Duration(max)
-		if details.Valid {
-			r.Details = json.RawMessage(details.String)
-		}
-		runs = append(runs, r)
-	}
-	if err := rows.Err(); err != nil {
+	runs, err := scanRuns(rows, true)
+	if err != nil {
 		return nil, fmt.Errorf("history: reading runs: %w", err)
 	}
 	return runs, nil
+}
+
+// scanRuns reads rows of selectRuns (withDetails) or selectRunsLight.
+func scanRuns(rows *sql.Rows, withDetails bool) ([]Run, error) {
+	var runs []Run
+	for rows.Next() {
+		var r Run
+		var started, p50, p90, p99, max, dur int64
+		var details sql.NullString
+		var versions string
+		dest := []any{&r.ID, &r.Label, &started, &r.Target, &r.Scenario, &r.Score, &r.Passed,
+			&r.Requests, &r.Errors, &r.RPS, &p50, &p90, &p99, &max}
+		if withDetails {
+			dest = append(dest, &details)
+		}
+		dest = append(dest, &r.Command, &r.Failure, &r.ScenarioHash, &r.DataReset, &versions, &r.AppCommit, &dur, &r.Session, &r.Arm)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		r.Started = time.Unix(0, started).UTC()
+		r.P50, r.P90, r.P99, r.Max = time.Duration(p50), time.Duration(p90), time.Duration(p99), time.Duration(max)
+		r.Duration = time.Duration(dur)
+		if details.Valid {
+			r.Details = json.RawMessage(details.String)
+		}
+		if versions != "" {
+			_ = json.Unmarshal([]byte(versions), &r.Versions) // written by Add; a bad one reads as none
+		}
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/stacktune/stacktune/internal/stats"
 )
 
 // Step is one row of the transition table: consecutive runs under one label.
@@ -81,25 +83,10 @@ func newStep(runs []Run, again bool) Step {
 		}
 	}
 	s.Min, s.Max = slices.Min(s.Scores), slices.Max(s.Scores)
-	s.Median = Median(s.Scores)
-	s.RPSMedian = Median(rps)
-	s.P99Median = time.Duration(math.Round(Median(p99)))
+	s.Median = stats.Median(s.Scores)
+	s.RPSMedian = stats.Median(rps)
+	s.P99Median = time.Duration(math.Round(stats.Median(p99)))
 	return s
-}
-
-// Median returns the median of vs (the mean of the two middle values for an
-// even count), or 0 for none. vs is not modified.
-func Median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // stepJSON is a Step as JSON: ratios that are undefined are null (never
@@ -120,6 +107,9 @@ type stepJSON struct {
 	RPSMedian   float64   `json:"rps_median"`
 	P99Median   float64   `json:"p99_median_s"`
 }
+
+// JSONShape is the type MarshalJSON writes (see internal/jsonschema).
+func (Step) JSONShape() any { return stepJSON{} }
 
 // MarshalJSON writes the step with snake_case names; x_first, change_first
 // and change_prev are null when undefined (see HasFirst and HasPrev).

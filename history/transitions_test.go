@@ -33,33 +33,6 @@ func toFloat(v any) float64 {
 	panic("not a number")
 }
 
-func TestMedian(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		in   []float64
-		want float64
-	}{
-		{"none", nil, 0},
-		{"one", []float64{7}, 7},
-		{"odd", []float64{3, 1, 2}, 2},
-		{"even is the mean of the middle two", []float64{4, 1, 3, 2}, 2.5},
-		{"two", []float64{10, 11}, 10.5},
-		{"duplicates", []float64{5, 5, 1, 9}, 5},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			in := append([]float64(nil), tc.in...)
-			if got := Median(in); got != tc.want {
-				t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
-			}
-			for i := range in {
-				if in[i] != tc.in[i] {
-					t.Fatalf("Median reordered its input: %v", in)
-				}
-			}
-		})
-	}
-}
-
 // stepSummary is what the cases check of a Step.
 type stepSummary struct {
 	Label                   string

@@ -21,7 +21,7 @@ type DiffReport struct {
 	A DiffSide `json:"a"`
 	B DiffSide `json:"b"`
 	// Basis is BasisTotals or BasisPerSecond.
-	Basis string `json:"basis"`
+	Basis Basis `json:"basis"`
 	// Scale multiplies B's counts and times to compare them with A's: A's
 	// window / B's window, or 1 when they are compared as totals.
 	Scale     float64   `json:"scale_b"`
@@ -29,11 +29,32 @@ type DiffReport struct {
 	Endpoints []DiffRow `json:"endpoints"`
 }
 
+// Basis is how a comparison's figures are compared, as a stable code
+// (docs/json.md).
+type Basis string
+
 // Bases of a comparison (DiffReport.Basis).
 const (
-	BasisTotals    = "totals"
-	BasisPerSecond = "per second of window"
+	BasisTotals    Basis = "totals"     // the windows are alike: totals
+	BasisPerSecond Basis = "per_second" // per second of window: B's scaled to A's window
 )
+
+// Codes lists the bases.
+func (Basis) Codes() []string { return []string{string(BasisTotals), string(BasisPerSecond)} }
+
+// DiffStatus says which profiles have an endpoint, as a stable code
+// (docs/json.md).
+type DiffStatus string
+
+// Where an endpoint was seen (DiffRow.Status).
+const (
+	InBoth DiffStatus = "both"
+	OnlyA  DiffStatus = "only_a"
+	OnlyB  DiffStatus = "only_b"
+)
+
+// Codes lists the statuses.
+func (DiffStatus) Codes() []string { return []string{string(InBoth), string(OnlyA), string(OnlyB)} }
 
 // WindowTolerance is how much two windows may differ (relative to the
 // longer, and by more than a second, the resolution of most logs' times)
@@ -55,32 +76,32 @@ type DiffSide struct {
 }
 
 // DiffRow is one endpoint before (A) and after (B). Changes are B - A;
-// Ratio fields are B / A (0 when A is 0). Status is "both", "only a" or
-// "only b". CountB and TimeTotalB are B's raw figures; the Scaled ones are
+// Ratio fields are B / A (0 when A is 0). Status is InBoth, OnlyA or
+// OnlyB. CountB and TimeTotalB are B's raw figures; the Scaled ones are
 // multiplied by DiffReport.Scale, and TimeTotalChange, by which rows are
 // ordered, compares those (TimeTotalChangeRaw compares the raw totals).
 type DiffRow struct {
-	Method             string  `json:"method"`
-	Path               string  `json:"path"`
-	Status             string  `json:"status"`
-	CountA             int64   `json:"count_a"`
-	CountB             int64   `json:"count_b"`
-	CountBScaled       float64 `json:"count_b_scaled"`
-	CountChange        int64   `json:"count_change"`
-	P99A               float64 `json:"time_p99_a_s"`
-	P99B               float64 `json:"time_p99_b_s"`
-	P99Ratio           float64 `json:"time_p99_ratio"`
-	AvgA               float64 `json:"time_avg_a_s"`
-	AvgB               float64 `json:"time_avg_b_s"`
-	TimeTotalA         float64 `json:"time_total_a_s"`
-	TimeTotalB         float64 `json:"time_total_b_s"`
-	TimeTotalBScaled   float64 `json:"time_total_b_scaled_s"`
-	TimeTotalChange    float64 `json:"time_total_change_s"`
-	TimeTotalChangeRaw float64 `json:"time_total_change_raw_s"`
-	ErrorsA            int64   `json:"5xx_a"`
-	ErrorsB            int64   `json:"5xx_b"`
-	ClosedA            int64   `json:"499_a"`
-	ClosedB            int64   `json:"499_b"`
+	Method             string     `json:"method"`
+	Path               string     `json:"path"`
+	Status             DiffStatus `json:"status"`
+	CountA             int64      `json:"count_a"`
+	CountB             int64      `json:"count_b"`
+	CountBScaled       float64    `json:"count_b_scaled"`
+	CountChange        int64      `json:"count_change"`
+	P99A               float64    `json:"time_p99_a_s"`
+	P99B               float64    `json:"time_p99_b_s"`
+	P99Ratio           float64    `json:"time_p99_ratio"`
+	AvgA               float64    `json:"time_avg_a_s"`
+	AvgB               float64    `json:"time_avg_b_s"`
+	TimeTotalA         float64    `json:"time_total_a_s"`
+	TimeTotalB         float64    `json:"time_total_b_s"`
+	TimeTotalBScaled   float64    `json:"time_total_b_scaled_s"`
+	TimeTotalChange    float64    `json:"time_total_change_s"`
+	TimeTotalChangeRaw float64    `json:"time_total_change_raw_s"`
+	ErrorsA            int64      `json:"5xx_a"`
+	ErrorsB            int64      `json:"5xx_b"`
+	ClosedA            int64      `json:"499_a"`
+	ClosedB            int64      `json:"499_b"`
 }
 
 // Diff compares two reports. Both should come from profiles with the same
@@ -107,16 +128,16 @@ func Diff(a, b *Report) *DiffReport {
 	idx := map[key]int{}
 	for _, e := range a.Endpoints {
 		idx[key{e.Method, e.Path}] = len(d.Endpoints)
-		d.Endpoints = append(d.Endpoints, DiffRow{Method: e.Method, Path: e.Path, Status: "only a",
+		d.Endpoints = append(d.Endpoints, DiffRow{Method: e.Method, Path: e.Path, Status: OnlyA,
 			CountA: e.Count, P99A: e.TimeP99, AvgA: e.TimeAvg, TimeTotalA: e.TimeTotal, ErrorsA: e.Status.S5xx, ClosedA: e.Status.ClientClosed})
 	}
 	for _, e := range b.Endpoints {
 		i, ok := idx[key{e.Method, e.Path}]
 		if !ok {
 			i = len(d.Endpoints)
-			d.Endpoints = append(d.Endpoints, DiffRow{Method: e.Method, Path: e.Path, Status: "only b"})
+			d.Endpoints = append(d.Endpoints, DiffRow{Method: e.Method, Path: e.Path, Status: OnlyB})
 		} else {
-			d.Endpoints[i].Status = "both"
+			d.Endpoints[i].Status = InBoth
 		}
 		r := &d.Endpoints[i]
 		r.CountB, r.P99B, r.AvgB, r.TimeTotalB, r.ErrorsB, r.ClosedB = e.Count, e.TimeP99, e.TimeAvg, e.TimeTotal, e.Status.S5xx, e.Status.ClientClosed
@@ -171,6 +192,33 @@ func (r *Report) LearnedPatterns() []string {
 	return out
 }
 
+// seedValues marks the position of a Values pattern ("/diary/:name"): its
+// first literal collapses it (the variable positions before it are
+// reached through their :name child, made if need be).
+func (t *trie) seedValues(pattern string) {
+	segs := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+	if len(segs) == 0 || segs[len(segs)-1] != wildName {
+		return
+	}
+	n := &t.root
+	for _, seg := range segs[:len(segs)-1] {
+		if seg == wildName {
+			if n.wild == nil {
+				n.wild = &node{}
+			}
+			n.seeded = true
+			n = n.wild
+			continue
+		}
+		typed := ""
+		if strings.HasPrefix(seg, ":") {
+			typed = seg
+		}
+		n = t.child(n, []byte(seg), typed)
+	}
+	n.seeded = true
+}
+
 // seedCollapse makes the position a learned pattern ("/profile/:name")
 // names collapsed from the start, so a second profile groups like the first.
 func (t *trie) seedCollapse(pattern string) {
@@ -196,4 +244,28 @@ func (t *trie) seedCollapse(pattern string) {
 	if !n.collapsed {
 		t.collapse(n, "")
 	}
+}
+
+// ShapePatterns turns paths whose variable segments are "" (a scenario's
+// PathShapes) into Values patterns: one per variable position, the
+// variable positions before it collapsed too ("/diary/entries/:name").
+func ShapePatterns(shapes [][]string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, segs := range shapes {
+		prefix := make([]string, 0, len(segs))
+		for _, seg := range segs {
+			if seg == "" {
+				p := "/" + strings.Join(append(prefix, wildName), "/")
+				if !seen[p] {
+					seen[p] = true
+					out = append(out, p)
+				}
+				prefix = append(prefix, wildName)
+				continue
+			}
+			prefix = append(prefix, seg)
+		}
+	}
+	return out
 }

@@ -40,5 +40,10 @@
 //
 // FromLogs cuts inputs into line-aligned chunks (package chunk) and profiles
 // them on every core, one Profiler per worker, merged at the end. A
-// Profiler is not safe for concurrent use.
+// Profiler is not safe for concurrent use. Given no parser, FromLogs
+// detects the format from the first lines it reads (accesslog.Sample:
+// lines longer than MaxLineBytes are skipped and counted, so a log that
+// starts with gigabytes of junk is read from the lines after it), holding
+// the chunks read meanwhile (bounded) and profiling them once it knows; no
+// input is read twice, so standard input and gzip are detected too.
 package httpprof

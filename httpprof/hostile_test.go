@@ -80,7 +80,7 @@ func TestDiffWindows(t *testing.T) {
 	cases := []struct {
 		name       string
 		a, b       *Report
-		basis      string
+		basis      Basis
 		scale      float64
 		change     float64 // the compared change in total time
 		changeRaw  float64
@@ -176,10 +176,43 @@ func TestFromLogsGzipCut(t *testing.T) {
 			// What was read before the cut is profiled; a line the cut
 			// went through is counted. Without the trailer every line is
 			// there, but unchecked: still an error.
-			n, unread := res.Profiler.requests, res.Skipped[ReasonUnread]
+			n, unread := res.Profiler.requests, res.Skipped[ReasonUnread.Code()]
 			if tc.kind == input.ErrTruncated && (n == 0 || n < 20000 && unread != 1 || n == 20000 && unread != 0) {
 				t.Errorf("%d requests, skipped %v", n, res.Skipped)
 			}
 		})
+	}
+}
+
+// zeros reads zero bytes without end: /dev/zero, or a huge sparse log.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestCancelStopsLongLine cancels the profile of a log that is one line
+// without end: it is dropped as too long while it is read, nothing is
+// emitted, so only the reads themselves can see the cancellation (a
+// SIGTERM used to be ignored until the file's end). It returns
+// context.Canceled promptly.
+func TestCancelStopsLongLine(t *testing.T) {
+	p, err := accesslog.NewNginx("combined", accesslog.Combined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := FromLogs(ctx, []input.Input{{Name: "zeros", R: zeros{}}}, p, LogOptions{Workers: 2})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v, want context.Canceled", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("still reading 20 s after the cancellation")
 	}
 }

@@ -40,6 +40,12 @@ type Options struct {
 	// Collapse lists positions to treat as learned from the start
 	// ("/profile/:name"), so a second profile groups like a first one.
 	Collapse []string
+	// Values lists positions known to hold values ("/diary/:name", from
+	// the scenario's templates: ShapePatterns): a literal there collapses
+	// the position at once, as a learned group, however few distinct
+	// values a short run sees; numbers and other typed segments there
+	// keep their type until a literal comes.
+	Values []string
 }
 
 // CompileGroups compiles -m patterns, naming the one that fails.
@@ -88,6 +94,9 @@ func NewProfiler(opt Options) *Profiler {
 	p := &Profiler{opt: opt, trie: newTrie(opt.GroupThreshold, opt.MaxEndpoints)}
 	for _, pat := range opt.Collapse {
 		p.trie.seedCollapse(pat)
+	}
+	for _, pat := range opt.Values {
+		p.trie.seedValues(pat)
 	}
 	for _, re := range opt.Groups {
 		p.groups = append(p.groups, groupStats{re: re})

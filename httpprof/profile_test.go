@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -298,5 +299,38 @@ func TestStaticShareSurvivesGrouping(t *testing.T) {
 		if e.Path == "/static/:name" && !e.Static {
 			t.Errorf("learned static endpoint not marked static: %+v", e)
 		}
+	}
+}
+
+// TestValues: a position the scenario fills with values groups at its
+// first literal, however few values a run sees; numbers there keep their
+// type; the group is reported like a learned one, so the next profile
+// (the trace run's) names it the same.
+func TestValues(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	for _, tc := range []struct {
+		name   string
+		uris   []string
+		values []string
+		want   []string
+	}{
+		{"two accounts, no seed", []string{"/diary/alice", "/diary/bob"}, nil, []string{"GET /diary/alice", "GET /diary/bob"}},
+		{"two accounts, seeded", []string{"/diary/alice", "/diary/bob"}, []string{"/diary/:name"}, []string{"GET /diary/:name"}},
+		{"numbers keep their type", []string{"/entry/3", "/entry/4"}, []string{"/entry/:name"}, []string{"GET /entry/:num"}},
+		{"a value under a value", []string{"/a/x/b/y", "/a/z/b/w"}, ShapePatterns([][]string{{"a", "", "b", ""}}), []string{"GET /a/:name/b/:name"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []accesslog.Record
+			for _, u := range tc.uris {
+				recs = append(recs, rec("GET", u, 200, 0.1, t0))
+			}
+			r := profileOf(t, recs, Options{Values: tc.values})
+			if got := keys(r); !slices.Equal(got, tc.want) {
+				t.Errorf("endpoints %v, want %v", got, tc.want)
+			}
+			if tc.values != nil && tc.want[0] != "GET /entry/:num" && len(r.LearnedPatterns()) == 0 {
+				t.Errorf("the seeded group is not reported as learned")
+			}
+		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // Report is a finished profile: the shape of `stacktune http --format json`.
@@ -47,10 +49,10 @@ type Share struct {
 	TimeShare    float64 `json:"time_share"`
 }
 
-// Skipped counts unusable lines by reason.
+// Skipped counts unusable lines by reason (skip codes).
 type Skipped struct {
-	Count   int64            `json:"count"`
-	Reasons map[string]int64 `json:"reasons"`
+	Count   int64       `json:"count"`
+	Reasons skip.Counts `json:"reasons"`
 }
 
 // StatusClientClosed is nginx's 499: the client closed the connection
@@ -143,7 +145,7 @@ func (p *Profiler) Report(opt ReportOptions) (*Report, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Report{Skipped: Skipped{Reasons: map[string]int64{}}, GroupsLearned: []LearnedGroup{}, Slowest: []SlowRequest{}}
+	r := &Report{Skipped: Skipped{Reasons: skip.Counts{}}, GroupsLearned: []LearnedGroup{}, Slowest: []SlowRequest{}}
 	for i := range p.groups {
 		for _, m := range p.groups[i].methods {
 			r.Endpoints = append(r.Endpoints, m.s.endpoint(m.method, p.groups[i].re.String()))

@@ -14,6 +14,10 @@ type node struct {
 	lit       map[string]*node
 	wild      *node // the :name child after a collapse
 	collapsed bool
+	// seeded: the position holds values (Options.Values): its first
+	// literal collapses it; typed segments (numbers, hashes) stay typed
+	// until then.
+	seeded bool
 	// distinct counts the literal children until the collapse.
 	distinct int
 	// values sketches every value seen at a collapsed position.
@@ -58,7 +62,7 @@ func (t *trie) child(n *node, seg []byte, typed string) *node {
 	if key == "" {
 		key = string(seg)
 		n.distinct++
-		if n.distinct > t.threshold {
+		if n.distinct > t.threshold || n.seeded {
 			t.collapse(n, key)
 			return n.wild
 		}

@@ -5,14 +5,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/digest"
-	"github.com/stacktune/stacktune/internal/sandbox"
 	"github.com/stacktune/stacktune/mysqlvar"
+	"github.com/stacktune/stacktune/nplusone"
+	"github.com/stacktune/stacktune/sandbox"
 )
 
 // Options configure Run.
@@ -37,6 +39,21 @@ type Options struct {
 	// NPlusOneCalls is the call count from which a class returning about
 	// one row per call is reported as an N+1 pattern (default 1000).
 	NPlusOneCalls int64
+	// Workload is every class of the window (default: Classes): its
+	// write classes are replayed on the copy for each index's write cost,
+	// and its reading classes' plans are the evidence of use when the
+	// server counts none. WindowSeconds is the window's length.
+	Workload      []digest.Class
+	WindowSeconds float64
+	// MinUsageWindow is the shortest window an index may be called unused
+	// from (default DefaultMinUsageWindow).
+	MinUsageWindow time.Duration
+	// noIgnore advises as on a server that cannot ignore an index: for
+	// tests, on servers that can.
+	noIgnore bool
+	// clock times the runs on the copy (time.Now when nil): for tests,
+	// whose clocks show that time proves no index.
+	clock func() time.Time
 }
 
 // Result is the advice: the shape of `stacktune indexes --format json`.
@@ -62,23 +79,40 @@ type Result struct {
 	Applied []string `json:"applied,omitempty"`
 	// Server is the throwaway server's version.
 	Server string `json:"proof_server,omitempty"`
+	// Usage is the evidence of which indexes the window used; Drops the
+	// first step of each drop proposal (the index ignored where the
+	// server can: FinalDrop is the second), for tune and apply.
+	Usage *Usage             `json:"usage,omitempty"`
+	Drops []changeset.Change `json:"drop_changes"`
 }
 
-// Proposal is an index proven on the copy (or, in Result.Rejected, one
-// that was not).
+// Proposal is an index to add, proven on the copy (or, in
+// Result.Rejected, one that was not), or an existing index to drop.
 type Proposal struct {
-	Table        string     `json:"table"`
-	Columns      []string   `json:"columns"`
-	DDL          string     `json:"ddl"`
-	Queries      []string   `json:"queries"`
-	RowsBefore   int64      `json:"rows_before"`
-	RowsAfter    int64      `json:"rows_after"`
-	TimeBeforeMS float64    `json:"time_before_ms"`
-	TimeAfterMS  float64    `json:"time_after_ms"`
-	IndexBytes   int64      `json:"index_bytes"`
-	Covering     bool       `json:"covering,omitempty"`
-	Reasons      []string   `json:"reasons"`
-	Evidence     []Evidence `json:"evidence"`
+	// Action is "add" or "drop"; Reason why: "query" (an add, for the
+	// classes in Queries), "unused", "duplicate" or "redundant".
+	Action  Action   `json:"action"`
+	Table   string   `json:"table"`
+	Index   string   `json:"index"`
+	Columns []string `json:"columns"`
+	Reason  Reason   `json:"reason"`
+	// Benefit is what it gives the workload over its window; WriteCost
+	// what it costs the window's writes (nil when not measured).
+	Benefit   *Benefit   `json:"benefit"`
+	WriteCost *WriteCost `json:"write_cost"`
+	// Evidence is what the advice rests on: the plans on the copy for
+	// an add, the usage counters for an unused index, the index that
+	// serves instead for a duplicate or redundant one.
+	Evidence     ProposalEvidence `json:"evidence"`
+	DDL          string           `json:"ddl"`
+	Queries      []string         `json:"queries"`
+	RowsBefore   int64            `json:"rows_before"`
+	RowsAfter    int64            `json:"rows_after"`
+	TimeBeforeMS float64          `json:"time_before_ms"`
+	TimeAfterMS  float64          `json:"time_after_ms"`
+	IndexBytes   int64            `json:"index_bytes"`
+	Covering     bool             `json:"covering,omitempty"`
+	Reasons      []string         `json:"reasons"`
 	// WriteBeforeMS and WriteAfterMS time inserting WriteRows rows into the
 	// table without and with the kept indexes of the table (-1: could not
 	// be measured).
@@ -86,8 +120,56 @@ type Proposal struct {
 	WriteBeforeMS float64 `json:"write_before_ms"`
 	WriteAfterMS  float64 `json:"write_after_ms"`
 	Rejected      string  `json:"rejected,omitempty"`
-	// Change is the proposal as a change, its evidence in words.
+	// Change is the proposal as a change, its evidence in words: for a
+	// drop, its first step (the index ignored, where the server can).
 	Change changeset.Change `json:"-"`
+	// perQueryMS is each query's time on the copy before and after.
+	perQueryMS map[string][2]float64
+}
+
+// ProposalEvidence is what a proposal rests on.
+type ProposalEvidence struct {
+	// Plans are the queries' plans on the copy before and after (an add).
+	Plans []Evidence `json:"plans,omitempty"`
+	// Usage is the window the use of the indexes was counted over, and
+	// Reads what it counted of this index (an unused index).
+	Usage *Usage      `json:"usage,omitempty"`
+	Reads *IndexReads `json:"reads,omitempty"`
+	// Of is the index that serves in its place (a duplicate or
+	// redundant one), OfColumns its columns.
+	Of        string   `json:"of,omitempty"`
+	OfColumns []string `json:"of_columns,omitempty"`
+	// Staged says how the drop is made safe: "ignore_first" (ignored,
+	// measured, then dropped) or "drop_recreate" (this server cannot
+	// ignore an index: dropped, and a rollback re-creates it online in
+	// about RecreateSeconds).
+	Staged          string  `json:"staged,omitempty"`
+	RecreateSeconds float64 `json:"recreate_seconds,omitempty"`
+}
+
+// Action is what a proposal does to an index: a stable code.
+type Action string
+
+// Reason is why a proposal was made: a stable code.
+type Reason string
+
+// The proposals' actions and reasons.
+const (
+	ActionAdd  Action = "add"
+	ActionDrop Action = "drop"
+
+	ReasonQuery     Reason = "query"
+	ReasonUnused    Reason = "unused"
+	ReasonDuplicate Reason = "duplicate"
+	ReasonRedundant Reason = "redundant"
+)
+
+// Codes are the actions, as docs/json.md lists them.
+func (Action) Codes() []string { return []string{string(ActionAdd), string(ActionDrop)} }
+
+// Codes are the reasons, as docs/json.md lists them.
+func (Reason) Codes() []string {
+	return []string{string(ReasonQuery), string(ReasonUnused), string(ReasonDuplicate), string(ReasonRedundant)}
 }
 
 // TableDDL is the DDL of one table.
@@ -96,11 +178,17 @@ type TableDDL struct {
 	DDL   string `json:"ddl"`
 }
 
-// Evidence is a query's plan on the copy before and after.
+// Evidence is a query's plan on the copy before and after the index,
+// with EXPLAIN's estimate of the rows it examines (QueryPlan.Rows).
 type Evidence struct {
 	Query      string `json:"query"`
 	PlanBefore string `json:"plan_before"`
 	PlanAfter  string `json:"plan_after"`
+	RowsBefore int64  `json:"rows_before"`
+	RowsAfter  int64  `json:"rows_after"`
+	// Chosen is set when the plan after reads the table through the
+	// index (its key, or one of an index_merge's).
+	Chosen bool `json:"chosen"`
 }
 
 // Skip is a class that was not advised on, and why.
@@ -118,24 +206,18 @@ type QueryReport struct {
 	Count       int64    `json:"count"`
 	Plan        string   `json:"plan"`
 	Problems    []string `json:"problems"`
-	// NPlusOne is set when the class is an N+1 pattern (Problems then
-	// holds its Problem text too); nil otherwise.
-	NPlusOne *NPlusOne `json:"n_plus_one,omitempty"`
+	// NPlusOne is set when the class is an N+1 pattern: a SELECT class
+	// called at least Options.NPlusOneCalls times for about one row per
+	// call, the signature of a query run once per row of another result
+	// (its Calls, RowsPerCall and Problem; Problems holds the Problem
+	// too); nil otherwise.
+	NPlusOne *nplusone.Pattern `json:"n_plus_one,omitempty"`
 }
 
-// NPlusOne is an N+1 pattern: a SELECT class called at least
-// Options.NPlusOneCalls times for about one row per call, the signature
-// of a query run once per row of another result.
-type NPlusOne struct {
-	// Calls is the class's call count in the digest.
-	Calls int64 `json:"calls"`
-	// RowsPerCall is the rows sent per call, on average.
-	RowsPerCall float64 `json:"rows_per_call"`
-}
-
-// Problem is the pattern in words, as QueryReport.Problems lists it.
-func (n *NPlusOne) Problem() string {
-	return fmt.Sprintf("N+1 pattern: called %d times for about one row each; fetch them in one query (IN list or JOIN)", n.Calls)
+// nPlusOneProblem is a detected pattern in words, as
+// QueryReport.Problems lists it.
+func nPlusOneProblem(calls int64) string {
+	return fmt.Sprintf("N+1 pattern: called %d times for about one row each; fetch them in one query (IN list or JOIN)", calls)
 }
 
 // sqlColumnType reads a column's type on the copy.
@@ -157,6 +239,8 @@ type analyzed struct {
 	class digest.Class
 	q     *Query
 	db    string
+	// plan is its plan on the user's server (nil when EXPLAIN failed).
+	plan *QueryPlan
 }
 
 // Run advises on opt.Classes: see the package documentation. When the
@@ -182,6 +266,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		r.Problems = append(r.Problems, a.unusableIndexes(existing)...)
 		res.Queries = append(res.Queries, r)
 	}
+	if err := dropProposals(ctx, opt, list, tables, res); err != nil {
+		return nil, err
+	}
 	if len(list) == 0 {
 		return res, nil
 	}
@@ -199,10 +286,215 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	kept, covered := Merge(cands, existing)
 	Uniquify(kept, existing)
 	res.Covered = coveredNotes(covered)
-	p := &prover{db: box.DB(), runs: opt.Runs, timeout: opt.QueryTimeout, queries: byID}
+	p := &prover{db: box.DB(), runs: opt.Runs, timeout: opt.QueryTimeout, queries: byID, clock: opt.clock,
+		writes: writeClasses(opt.Workload, opt.Database), scale: copyScale(ctx, opt.Source, res.Copies)}
 	proveAll(ctx, p, kept, res)
-	res.DDL, res.Changes.Changes = tableDDL(res.Proposals)
+	dropCosts(ctx, p, res)
+	weigh(opt.Workload, res)
+	var adds []Proposal
+	for _, pr := range res.Proposals {
+		if pr.Action == ActionAdd {
+			adds = append(adds, pr)
+		}
+	}
+	// The DDL in table order, whatever the ranking: the same advice
+	// writes the same statements.
+	sort.SliceStable(adds, func(i, j int) bool { return adds[i].Table < adds[j].Table })
+	res.DDL, res.Changes.Changes = tableDDL(adds)
 	return res, nil
+}
+
+// dropCosts measures what each drop on a copied table saves the
+// window's writes: its write cost as the copy shows it (the window's
+// writes replayed with and without it).
+func dropCosts(ctx context.Context, p *prover, res *Result) {
+	copied := map[string]bool{}
+	for _, c := range res.Copies {
+		copied[c.Table] = true
+	}
+	for i := range res.Proposals {
+		pr := &res.Proposals[i]
+		if pr.Action != ActionDrop || !copied[pr.Table] {
+			continue
+		}
+		schema, table, _ := strings.Cut(pr.Table, ".")
+		ws := writesOf(p.writes, schema, table)
+		ixs, err := Indexes(ctx, p.db, schema, table)
+		if err != nil {
+			continue
+		}
+		for _, ix := range ixs {
+			if ix.Name != pr.Index {
+				continue
+			}
+			c := &Candidate{Schema: schema, Table: table, Columns: ix.Columns, name: ix.Name}
+			if len(ws) > 0 {
+				if wc, err := p.marginal(ctx, c, ws, p.scale[pr.Table]); err == nil {
+					pr.WriteCost = wc
+					pr.Benefit.WriteMSSaved = wc.WindowMS
+				}
+			}
+			if pr.Evidence.Staged == "drop_recreate" {
+				p.timeRecreate(ctx, c, pr)
+			}
+		}
+	}
+}
+
+// timeRecreate times re-creating a drop's index online on the copy,
+// scaled to the source's rows: what a rollback will take on a server
+// that cannot ignore the index, said in its change beforehand.
+func (p *prover) timeRecreate(ctx context.Context, c *Candidate, pr *Proposal) {
+	if err := p.drop(ctx, c); err != nil {
+		return
+	}
+	start := time.Now()
+	if err := p.add(ctx, c); err != nil {
+		return
+	}
+	secs := time.Since(start).Seconds() * max(p.scale[pr.Table], 1)
+	pr.Evidence.RecreateSeconds = secs
+	for i, e := range pr.Change.Evidence {
+		if strings.HasPrefix(e, recreateWords) {
+			pr.Change.Evidence[i] = fmt.Sprintf("%s %.1f s (timed on the copy, scaled to the table's rows)", recreateWords, secs)
+		}
+	}
+}
+
+// copyScale is per copied table the source's rows over the copy's (1
+// for a whole copy).
+func copyScale(ctx context.Context, src *sql.DB, copies []Copy) map[string]float64 {
+	out := map[string]float64{}
+	for _, c := range copies {
+		out[c.Table] = 1
+		if !c.Sample || c.Rows == 0 {
+			continue
+		}
+		schema, table, _ := strings.Cut(c.Table, ".")
+		var rows int64
+		if src.QueryRowContext(ctx, "SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", schema, table).Scan(&rows) == nil && rows > c.Rows {
+			out[c.Table] = float64(rows) / float64(c.Rows)
+		}
+	}
+	return out
+}
+
+// weigh gives each proven index its benefit across the workload, refuses
+// those whose write cost over the window is more than they save, and
+// ranks the rest by what they save once their write cost is paid; the
+// drops follow the adds.
+func weigh(workload []digest.Class, res *Result) {
+	classes := map[string]digest.Class{}
+	for _, c := range workload {
+		classes[c.ID] = c
+	}
+	var adds, drops []Proposal
+	for _, pr := range res.Proposals {
+		if pr.Action != ActionAdd {
+			drops = append(drops, pr)
+			continue
+		}
+		pr.Benefit = benefitOf(&pr, classes)
+		if why := writeVerdict(&pr); why != "" {
+			pr.Rejected = why
+			res.Rejected = append(res.Rejected, pr)
+			continue
+		}
+		adds = append(adds, pr)
+	}
+	sort.SliceStable(adds, func(i, j int) bool { return adds[i].net() > adds[j].net() })
+	res.Proposals = append(adds, drops...)
+}
+
+// dropProposals adds the drops of the indexes of the schemas the classes
+// use (and the default database): duplicate, redundant and, on enough
+// evidence, unused ones.
+func dropProposals(ctx context.Context, opt Options, list []*analyzed, tables map[string][2]string, res *Result) error {
+	var schemas []string
+	for _, st := range tables {
+		if !slices.Contains(schemas, st[0]) {
+			schemas = append(schemas, st[0])
+		}
+	}
+	if opt.Database != "" && !slices.Contains(schemas, opt.Database) {
+		schemas = append(schemas, opt.Database)
+	}
+	sort.Strings(schemas)
+	plans, coverage := workloadPlans(ctx, opt, list)
+	res.Usage = readUsage(ctx, opt.Source, schemas, opt, plans, coverage)
+	d := &dropper{db: opt.Source, usage: res.Usage, ignore: canIgnore(ctx, opt.Source) && !opt.noIgnore}
+	drops, err := d.drops(ctx, schemas)
+	if err != nil {
+		return err
+	}
+	for _, pr := range drops {
+		if pr.Rejected != "" {
+			res.Rejected = append(res.Rejected, pr)
+			continue
+		}
+		res.Proposals = append(res.Proposals, pr)
+		res.Drops = append(res.Drops, pr.Change)
+	}
+	return nil
+}
+
+// maxWorkloadClasses bounds the classes explained for the evidence of
+// use.
+const maxWorkloadClasses = 2000
+
+// workloadPlans are the indexes ("schema.table.index", and "schema.table."
+// for a table read at all) the plans of the workload's reading classes
+// use on the user's server, and the share of the reading statements whose
+// class was explained.
+func workloadPlans(ctx context.Context, opt Options, list []*analyzed) (map[string]bool, float64) {
+	done := map[string]*analyzed{}
+	for _, a := range list {
+		done[a.class.ID] = a
+	}
+	used := map[string]bool{}
+	var all, explained int64
+	for i, c := range opt.Workload {
+		if st := strings.ToLower(c.StatementType); st == "insert" || st == "replace" {
+			continue
+		}
+		all += c.Count
+		if i >= maxWorkloadClasses {
+			continue
+		}
+		a := done[c.ID]
+		if a == nil {
+			var skip string
+			if a, skip = inspect(ctx, opt, c); skip != "" {
+				continue
+			}
+			if conn, err := useConn(ctx, opt.Source, a.db); err == nil {
+				a.plan, _ = Explain(ctx, conn, a.q.Explain)
+				conn.Close()
+			}
+		}
+		if a.plan == nil {
+			continue
+		}
+		explained += c.Count
+		for _, pt := range a.plan.Tables {
+			for _, t := range a.q.Tables {
+				if !strings.EqualFold(pt.Table, t.Name) && !strings.EqualFold(pt.Table, t.Alias) {
+					continue
+				}
+				base := strings.ToLower(schemaOf(t, a.db) + "." + t.Name + ".")
+				used[base] = true
+				for _, k := range strings.Split(pt.Key, ",") {
+					if k = strings.TrimSpace(k); k != "" {
+						used[base+strings.ToLower(k)] = true
+					}
+				}
+			}
+		}
+	}
+	if all == 0 {
+		return used, 0
+	}
+	return used, float64(explained) / float64(all)
 }
 
 // withDefaults fills the options left zero with their documented
@@ -220,12 +512,18 @@ func (opt Options) withDefaults() Options {
 	if opt.NPlusOneCalls <= 0 {
 		opt.NPlusOneCalls = 1000
 	}
+	if opt.Workload == nil {
+		opt.Workload = opt.Classes
+	}
+	if opt.MinUsageWindow <= 0 {
+		opt.MinUsageWindow = DefaultMinUsageWindow
+	}
 	return opt
 }
 
 // newResult is an empty result whose lists are empty, not null, in JSON.
 func newResult() *Result {
-	return &Result{Proposals: []Proposal{}, Skipped: []Skip{}, Rejected: []Proposal{}, Existing: []Finding{}, Queries: []QueryReport{}, Copies: []Copy{}, DDL: []TableDDL{},
+	return &Result{Proposals: []Proposal{}, Skipped: []Skip{}, Rejected: []Proposal{}, Existing: []Finding{}, Queries: []QueryReport{}, Copies: []Copy{}, DDL: []TableDDL{}, Drops: []changeset.Change{},
 		Changes: &changeset.Set{Format: changeset.FormatVersion, Source: "stacktune indexes", Taken: time.Now().UTC(), Changes: []changeset.Change{}}}
 }
 
@@ -368,6 +666,11 @@ func propose(list []*analyzed, broken map[string]string, facts *copyFacts, res *
 		byID[a.class.ID] = a
 		for _, t := range a.q.Tables {
 			for _, c := range Candidates(a.class.ID, schemaOf(t, a.db), t, facts.card) {
+				if ch := c.Change(); ch.Check() != nil {
+					res.Rejected = append(res.Rejected, Proposal{Table: c.Key(), Columns: c.ColumnNames(), DDL: c.DDL(), Queries: c.Queries,
+						Rejected: "its names cannot be written as an index change: " + ch.Check().Error()})
+					continue
+				}
 				if FitTypes(c, facts.typeOf) {
 					cands = append(cands, c)
 					continue
@@ -422,7 +725,15 @@ func tableDDL(ps []Proposal) ([]TableDDL, []changeset.Change) {
 	}
 	out := []TableDDL{}
 	for _, g := range changeset.ByTable(cs) {
-		out = append(out, TableDDL{Table: g.Table, DDL: g.SQL() + ";"})
+		// Every change passed Check before its proof (gather), so SQL
+		// cannot fail here; if it did, the table's DDL says why.
+		q, err := g.SQL()
+		if err != nil {
+			q = "-- " + strings.Join(strings.Fields(err.Error()), " ")
+		} else {
+			q += ";"
+		}
+		out = append(out, TableDDL{Table: g.Table, DDL: q})
 	}
 	return out, cs
 }
@@ -500,6 +811,7 @@ func (a *analyzed) report(ctx context.Context, opt Options) QueryReport {
 		plan, err = Explain(ctx, conn, a.q.Explain)
 		conn.Close()
 		if err == nil {
+			a.plan = plan
 			r.Plan = PlanSummary(plan)
 			for _, t := range plan.Tables {
 				if t.FullScan() {
@@ -524,8 +836,8 @@ func (a *analyzed) report(ctx context.Context, opt Options) QueryReport {
 		r.Problems = append(r.Problems, fmt.Sprintf("examines %d rows to return %d", c.RowsExaminedTotal, c.RowsSentTotal))
 	}
 	if c.Count >= opt.NPlusOneCalls && c.RowsSentTotal <= c.Count*3/2 && a.q.Kind == "select" {
-		r.NPlusOne = &NPlusOne{Calls: c.Count, RowsPerCall: float64(c.RowsSentTotal) / float64(c.Count)}
-		r.Problems = append(r.Problems, r.NPlusOne.Problem())
+		r.NPlusOne = &nplusone.Pattern{Calls: c.Count, RowsPerCall: float64(c.RowsSentTotal) / float64(c.Count), Problem: nPlusOneProblem(c.Count)}
+		r.Problems = append(r.Problems, r.NPlusOne.Problem)
 	}
 	if pc := c.Plan; pc != nil && pc.Known > 0 {
 		for _, x := range []struct {

@@ -76,8 +76,16 @@ func (c *Candidate) Change() changeset.Change {
 		Finding: "index", Title: c.Name() + " on " + c.Key() + " for " + strings.Join(c.Queries, ", ")}
 }
 
-// DDL is the online ALTER adding the index.
-func (c *Candidate) DDL() string { return changeset.AddIndexSQL(c.Change()) + ";" }
+// DDL is the online ALTER adding the index; for a candidate whose
+// names no DDL of stacktune's may hold (FitTypes rejects it), a comment
+// saying why.
+func (c *Candidate) DDL() string {
+	q, err := changeset.AddIndexSQL(c.Change())
+	if err != nil {
+		return "-- " + strings.Join(strings.Fields(err.Error()), " ")
+	}
+	return q + ";"
+}
 
 // ColumnNames lists the columns, DESC marked.
 func (c *Candidate) ColumnNames() []string {

@@ -11,11 +11,14 @@ import (
 	"time"
 )
 
-// measurement is one query on the copy.
+// measurement is one query on the copy: EXPLAIN's rows and plan, and the
+// median time.
 type measurement struct {
 	rows int64
 	ms   float64
 	plan string
+	// tables are the plan's table accesses, for the index it uses.
+	tables []QueryPlanTable
 }
 
 // prover runs queries on the throwaway copy.
@@ -24,6 +27,21 @@ type prover struct {
 	runs    int
 	timeout time.Duration        // per timed run
 	queries map[string]*analyzed // by class id
+	// clock times the runs (time.Now when nil); tests give one whose
+	// runs get faster, to show that time proves nothing.
+	clock func() time.Time
+	// writes are the workload's write classes, replayed for each kept
+	// index's write cost; scale is per table (schema.table) the source's
+	// rows over the copy's.
+	writes []writeClass
+	scale  map[string]float64
+}
+
+func (p *prover) now() time.Time {
+	if p.clock != nil {
+		return p.clock()
+	}
+	return time.Now()
 }
 
 // measure EXPLAINs and times a query: the median of p.runs runs.
@@ -42,7 +60,7 @@ func (p *prover) measure(ctx context.Context, q *analyzed) (measurement, error) 
 		el, err := p.timed(ctx, conn, q.q.Explain)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			// Too slow to time again: count the bound, once.
-			return measurement{rows: plan.Rows, ms: float64(p.timeout.Milliseconds()), plan: PlanSummary(plan) + fmt.Sprintf("; timed out after %s", p.timeout)}, nil
+			return measurement{rows: plan.Rows, ms: float64(p.timeout.Milliseconds()), plan: PlanSummary(plan) + fmt.Sprintf("; timed out after %s", p.timeout), tables: plan.Tables}, nil
 		}
 		if err != nil {
 			return measurement{}, err
@@ -50,7 +68,7 @@ func (p *prover) measure(ctx context.Context, q *analyzed) (measurement, error) 
 		times = append(times, el)
 	}
 	sort.Float64s(times)
-	return measurement{rows: plan.Rows, ms: times[len(times)/2], plan: PlanSummary(plan)}, nil
+	return measurement{rows: plan.Rows, ms: times[len(times)/2], plan: PlanSummary(plan), tables: plan.Tables}, nil
 }
 
 // timed runs a query once, reading every row, within p.timeout; it
@@ -61,7 +79,7 @@ func (p *prover) timed(ctx context.Context, conn *sql.Conn, query string) (float
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
-	start := time.Now()
+	start := p.now()
 	rows, err := conn.QueryContext(ctx, query)
 	if err != nil {
 		return 0, err
@@ -73,7 +91,7 @@ func (p *prover) timed(ctx context.Context, conn *sql.Conn, query string) (float
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
-	return float64(time.Since(start).Microseconds()) / 1000, err
+	return float64(p.now().Sub(start).Microseconds()) / 1000, err
 }
 
 // PlanSummary is a one-line description of a plan.
@@ -182,25 +200,99 @@ func (p *prover) writeCost(ctx context.Context, schema, table string) float64 {
 	return times[1]
 }
 
+// rowsFactor is how many times fewer rows EXPLAIN must estimate for a
+// query with an index than without it for the index to be proven.
+const rowsFactor = 2
+
+// indexRef names a candidate index as plans show it: its name, and the
+// names its table has in a query (the aliases; nil: any table).
+type indexRef struct {
+	name   string
+	tables map[string]bool
+}
+
 // judge says whether an index helped one query on the copy, and why not
-// when it did not. It helped when it cut the median time by 30% (and by
-// more than 0.1 ms), or halved the rows examined without taking longer:
-// fewer rows is the evidence on a copy too small to time well, but a
-// plan that examines fewer rows through random lookups can still be the
-// slower one, and that is no proof. "Longer" allows the timing's noise:
-// 10%, or 0.2 ms on a query that fast.
-func judge(before, after measurement) (why string, ok bool) {
-	faster := after.ms <= before.ms*0.7 && before.ms-after.ms > 0.1
+// when it did not. The plan is the proof: EXPLAIN on the copy must choose
+// the index for the query (its key, or one of an index_merge's) and
+// estimate at most 1/rowsFactor of the rows examined without it. Time
+// never proves an index: a query timed faster with the same plan, or
+// with the same rows, is noise or a warmer cache (a user saw "proofs"
+// at 14 -> 14 rows on an unchanged plan). It can still veto one: a plan
+// that examines fewer rows through random lookups can be the slower one.
+// "Longer" allows the timing's noise: 10%, or 0.2 ms on a query that
+// fast.
+func judge(before, after measurement, ix indexRef) (why string, ok bool) {
+	chosen := usesIndex(after.tables, ix)
+	cut := after.rows*rowsFactor <= before.rows
 	slower := after.ms > before.ms*1.1 && after.ms-before.ms > 0.2
-	halved := after.rows*2 <= before.rows
 	switch {
-	case faster, halved && !slower:
-		return "", true
-	case halved:
+	case !chosen && samePlan(before.tables, after.tables):
+		return fmt.Sprintf("the plan did not change: key %s, rows %d → %d", planKeys(before.tables), before.rows, after.rows), false
+	case !chosen:
+		return fmt.Sprintf("EXPLAIN did not choose %s: key %s → %s, rows %d → %d", ix.name, planKeys(before.tables), planKeys(after.tables), before.rows, after.rows), false
+	case !cut:
+		return fmt.Sprintf("did not halve the rows examined: EXPLAIN chose %s, rows %d → %d", ix.name, before.rows, after.rows), false
+	case slower:
 		return fmt.Sprintf("halved the rows examined (%d -> %d) but took longer on the copy (%.2f ms -> %.2f ms)",
 			before.rows, after.rows, before.ms, after.ms), false
 	}
-	return "did not halve the rows examined nor cut the time by 30% on the copy", false
+	return "", true
+}
+
+// usesIndex reports whether a plan reads one of ix's tables through ix:
+// as its key, or as one of the keys of an index_merge.
+func usesIndex(tables []QueryPlanTable, ix indexRef) bool {
+	for _, t := range tables {
+		if ix.tables != nil && !ix.tables[strings.ToLower(t.Table)] {
+			continue
+		}
+		for _, k := range strings.Split(t.Key, ",") {
+			if strings.EqualFold(strings.TrimSpace(k), ix.name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// samePlan reports whether two plans read the same tables in the same
+// order, the same way through the same keys (the rows may differ: the
+// copy's statistics are read again after each index change).
+func samePlan(a, b []QueryPlanTable) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Table != b[i].Table || !strings.EqualFold(a[i].Access, b[i].Access) || !strings.EqualFold(a[i].Key, b[i].Key) {
+			return false
+		}
+	}
+	return true
+}
+
+// planKeys names the keys of a plan: the key of its one table ("none
+// (full scan)" without one), or each table's, "table key", joined.
+func planKeys(tables []QueryPlanTable) string {
+	var out []string
+	for _, t := range tables {
+		k := t.Key
+		switch {
+		case k != "" && strings.EqualFold(t.Access, "index_merge"):
+			k = "index_merge(" + k + ")"
+		case k == "" && t.FullScan():
+			k = "none (full scan)"
+		case k == "":
+			k = "none (" + t.Access + ")"
+		}
+		if len(tables) > 1 {
+			k = t.Table + " " + k
+		}
+		out = append(out, k)
+	}
+	if len(out) == 0 {
+		return "unknown"
+	}
+	return strings.Join(out, ", ")
 }
 
 // notNeeded says a candidate can go: without it, its queries are within
@@ -253,7 +345,9 @@ func (p *prover) proveTable(ctx context.Context, schema, table string, cands []*
 	}
 	if len(active) > 1 {
 		for _, c := range cands {
-			if !active[c] {
+			// One that no plan chose is left to judge, which says so with
+			// the plans: without it the plans are as they were.
+			if !active[c] || !p.chosen(c, with) {
 				continue
 			}
 			if err := p.drop(ctx, c); err != nil {
@@ -289,7 +383,10 @@ func (p *prover) proveTable(ctx context.Context, schema, table string, cands []*
 		}
 		ok, whys := false, []string{}
 		for _, id := range c.Queries {
-			why, h := judge(before[id], after[id])
+			why, h := judge(before[id], after[id], p.ref(c, id))
+			if len(c.Queries) > 1 {
+				why = id + ": " + why
+			}
 			if h {
 				ok = true
 			} else if !slices.Contains(whys, why) {
@@ -307,6 +404,7 @@ func (p *prover) proveTable(ctx context.Context, schema, table string, cands []*
 	writeAfter := p.writeCost(ctx, schema, table)
 	for _, c := range cands {
 		pr := Proposal{
+			Action: ActionAdd, Index: c.Name(), Reason: ReasonQuery, perQueryMS: map[string][2]float64{},
 			Table: schema + "." + table, Columns: c.ColumnNames(), DDL: c.DDL(), Queries: c.Queries,
 			Covering: c.Covering, Reasons: c.Reasons, WriteRows: writeRows,
 			WriteBeforeMS: writeBefore, WriteAfterMS: writeAfter,
@@ -316,10 +414,21 @@ func (p *prover) proveTable(ctx context.Context, schema, table string, cands []*
 			pr.RowsAfter += after[id].rows
 			pr.TimeBeforeMS += before[id].ms
 			pr.TimeAfterMS += after[id].ms
-			pr.Evidence = append(pr.Evidence, Evidence{Query: id, PlanBefore: before[id].plan, PlanAfter: after[id].plan})
+			pr.perQueryMS[id] = [2]float64{before[id].ms, after[id].ms}
+			pr.Evidence.Plans = append(pr.Evidence.Plans, Evidence{Query: id, PlanBefore: before[id].plan, PlanAfter: after[id].plan,
+				RowsBefore: before[id].rows, RowsAfter: after[id].rows, Chosen: usesIndex(after[id].tables, p.ref(c, id))})
 		}
 		if active[c] {
 			pr.IndexBytes = p.indexSize(ctx, c)
+			if ws := writesOf(p.writes, schema, table); len(ws) > 0 {
+				wc, err := p.marginal(ctx, c, ws, p.scale[schema+"."+table])
+				if err != nil {
+					return nil, nil, err
+				}
+				pr.WriteCost = wc
+			} else {
+				pr.WriteCost = &WriteCost{IndexBytes: int64(float64(pr.IndexBytes) * max(p.scale[schema+"."+table], 1))}
+			}
 			pr.Change = c.Change()
 			pr.Change.Evidence = pr.evidence()
 			kept = append(kept, pr)
@@ -331,9 +440,45 @@ func (p *prover) proveTable(ctx context.Context, schema, table string, cands []*
 	return kept, rejected, nil
 }
 
-// evidence is what the copy showed, in words, for the change's comments.
+// chosen reports whether the plan of any of c's queries in ms uses c.
+func (p *prover) chosen(c *Candidate, ms map[string]measurement) bool {
+	for _, id := range c.Queries {
+		if usesIndex(ms[id].tables, p.ref(c, id)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ref is candidate c as the plans of query id name it: its index name
+// and the names (aliases) its table has in the query; any table when
+// the query's tables are not known.
+func (p *prover) ref(c *Candidate, id string) indexRef {
+	ix := indexRef{name: c.Name()}
+	q := p.queries[id]
+	if q == nil {
+		return ix
+	}
+	for _, t := range q.q.Tables {
+		if !strings.EqualFold(t.Name, c.Table) || !strings.EqualFold(schemaOf(t, q.db), c.Schema) {
+			continue
+		}
+		if ix.tables == nil {
+			ix.tables = map[string]bool{}
+		}
+		name := t.Name
+		if t.Alias != "" {
+			name = t.Alias
+		}
+		ix.tables[strings.ToLower(name)] = true
+	}
+	return ix
+}
+
+// evidence is what the copy showed, in words, for the change's comments:
+// the plans and EXPLAIN's rows before and after, then the time.
 func (p Proposal) evidence() []string {
-	out := []string{fmt.Sprintf("proven on a copy: rows examined %d -> %d, time %.2f ms -> %.2f ms, index %d bytes",
+	out := []string{fmt.Sprintf("proven on a copy: rows examined %d -> %d in plans that use the index (EXPLAIN); time %.2f ms -> %.2f ms, index %d bytes",
 		p.RowsBefore, p.RowsAfter, p.TimeBeforeMS, p.TimeAfterMS, p.IndexBytes)}
 	if p.WriteBeforeMS >= 0 && p.WriteAfterMS >= 0 {
 		out = append(out, fmt.Sprintf("write cost: %d inserts %.2f ms -> %.2f ms with the table's proposals", p.WriteRows, p.WriteBeforeMS, p.WriteAfterMS))
@@ -341,8 +486,9 @@ func (p Proposal) evidence() []string {
 	for _, why := range p.Reasons {
 		out = append(out, "why: "+why)
 	}
-	for _, ev := range p.Evidence {
-		out = append(out, ev.Query+" plan before: "+ev.PlanBefore, ev.Query+" plan after: "+ev.PlanAfter)
+	for _, ev := range p.Evidence.Plans {
+		out = append(out, fmt.Sprintf("%s plan before: %s (rows examined %d)", ev.Query, ev.PlanBefore, ev.RowsBefore),
+			fmt.Sprintf("%s plan after: %s (rows examined %d)", ev.Query, ev.PlanAfter, ev.RowsAfter))
 	}
 	return out
 }

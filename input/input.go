@@ -16,7 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Input is one log to read.
@@ -108,16 +110,11 @@ func Open(path string, stdin io.Reader) (Input, io.Closer, error) {
 	if path == "-" {
 		r = stdin
 	} else {
-		f, err := os.Open(path)
+		f, err := openLog(path)
 		if err != nil {
-			return Input{}, nil, fmt.Errorf("opening log: %w", err)
+			return Input{}, nil, err
 		}
-		st, err := f.Stat()
-		if err == nil && st.IsDir() {
-			f.Close()
-			return Input{}, nil, fmt.Errorf("opening log %s: is a directory", path)
-		}
-		if err == nil && st.Mode().IsRegular() {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			size = st.Size()
 		}
 		r, c = f, f
@@ -145,6 +142,34 @@ func Open(path string, stdin io.Reader) (Input, io.Closer, error) {
 	in.R = src
 	return in, c, nil
 }
+
+// openLog opens a log: a regular file, or a pipe (a FIFO, or a shell's
+// process substitution), opened without blocking so that a FIFO nobody
+// writes reads as empty instead of hanging the open. Devices (/dev/zero
+// never ends), directories and sockets are refused.
+func openLog(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening log: %w", err)
+	}
+	if !logKind(fi.Mode()) {
+		return nil, fmt.Errorf("opening log: %w", &NotRegularError{Path: path, Mode: fi.Mode()})
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening log: %w", err)
+	}
+	if fi, err = f.Stat(); err != nil || !logKind(fi.Mode()) {
+		f.Close()
+		if err == nil {
+			err = &NotRegularError{Path: path, Mode: fi.Mode()}
+		}
+		return nil, fmt.Errorf("opening log: %w", err)
+	}
+	return f, nil
+}
+
+func logKind(m fs.FileMode) bool { return m.IsRegular() || m&fs.ModeNamedPipe != 0 }
 
 // countReader counts the bytes read from the file.
 type countReader struct {
@@ -277,4 +302,35 @@ func (s *source) atEnd() error {
 
 func (s *source) fail(kind, err error) error {
 	return &ReadError{Name: s.name, Gzip: s.gzip, Offset: s.offset(), Size: s.size, Out: s.out, Kind: kind, Err: err}
+}
+
+// OpenAll opens every path as Open does ("-", standard input, at most
+// once) and returns a function closing them all; on an error, those
+// already open are closed.
+func OpenAll(paths []string, stdin io.Reader) ([]Input, func(), error) {
+	var inputs []Input
+	var closers []io.Closer
+	closeAll := func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}
+	stdinUsed := false
+	for _, path := range paths {
+		if path == "-" {
+			if stdinUsed {
+				closeAll()
+				return nil, nil, errors.New(`standard input ("-") given twice`)
+			}
+			stdinUsed = true
+		}
+		in, c, err := Open(path, stdin)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		closers = append(closers, c)
+		inputs = append(inputs, in)
+	}
+	return inputs, closeAll, nil
 }

@@ -184,3 +184,39 @@ func TestStdin(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAll: every path opened, standard input at most once, and a
+// failure names the path.
+func TestOpenAll(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "a.log")
+	if err := os.WriteFile(log, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		paths   []string
+		wantErr string
+	}{
+		{"a file and stdin", []string{log, "-"}, ""},
+		{"stdin twice", []string{"-", log, "-"}, `standard input ("-") given twice`},
+		{"a missing file", []string{log, filepath.Join(dir, "nope.log")}, "nope.log"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ins, closeAll, err := OpenAll(c.paths, strings.NewReader("y\n"))
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeAll()
+			if len(ins) != len(c.paths) {
+				t.Errorf("%d inputs for %d paths", len(ins), len(c.paths))
+			}
+		})
+	}
+}

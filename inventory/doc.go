@@ -24,10 +24,15 @@
 // variable is kept in Host.Vars, so the fleet layer can read its own
 // (stacktune_collect_args, stacktune_apply_args, stacktune_binary).
 //
-// Ranges ([01:50], [a:f], [0:10:2]) expand as Ansible expands them.
-// Everything is bounded: the file (MaxBytes), a line (MaxLine), the hosts
-// after expansion (MaxHosts) and the nesting of :children (a cycle is an
-// error). A line that cannot be read is an error naming the file and line;
+// Ranges ([01:50], [a:f], [0:10:2]) expand as Ansible expands them (a
+// zero-padded start as long as its end, letters a-z then A-Z). A pattern is
+// counted before it is expanded, in checked arithmetic (bounds, step,
+// padding, the product of its ranges), and expanded in time linear in the
+// names it makes. Everything is bounded: the file (MaxBytes), a line
+// (MaxLine), a name (253 bytes), the hosts after expansion (MaxHosts, the
+// line that passes it named), the hosts' merged variables and groups
+// (MaxHostEntries) and the nesting of :children (a cycle is an error).
+// A line that cannot be read is an error naming the file and line;
 // Parse reports every such line at once (Errors), never a panic.
 // YAML inventories, dynamic inventory scripts and host_vars/group_vars
 // directories are not read: Parse says so when it is handed YAML.

@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/stacktune/stacktune/input"
 )
 
 // Bounds on what Parse reads.
@@ -20,8 +20,14 @@ const (
 	MaxBytes = 16 << 20
 	// MaxLine is the longest line.
 	MaxLine = 64 << 10
-	// MaxHosts is the most hosts after range expansion.
+	// MaxHosts is the most hosts after range expansion: a line that
+	// expands past it is an error naming the line and this bound.
 	MaxHosts = 100_000
+	// MaxHostEntries is the most variables and group memberships of all
+	// hosts together after merging (a host's Vars and Groups), so a
+	// thousand group variables over a hundred thousand hosts is an error,
+	// not gigabytes of maps.
+	MaxHostEntries = 2_000_000
 	// MaxGroups is the most groups.
 	MaxGroups = 10_000
 	// maxDepth bounds the nesting of :children.
@@ -31,6 +37,10 @@ const (
 	maxExpanded = 2 * MaxHosts
 	// maxErrors is how many line errors are kept (the rest are counted).
 	maxErrors = 100
+	// maxMergeWork bounds the steps of walking the hosts' :children
+	// parents when merging (each distinct set of direct groups is walked
+	// once).
+	maxMergeWork = 20_000_000
 )
 
 // Implicit groups, as Ansible names them.
@@ -91,7 +101,9 @@ type Host struct {
 	// Line is where the host first appears.
 	Line int
 
-	hostVars map[string]string
+	// lineVars are the variables of the lines naming the host, in file
+	// order: one map per line, shared by the names it expands to.
+	lineVars []map[string]string
 	direct   []string // groups listing it directly, in file order
 }
 
@@ -116,7 +128,11 @@ type LineError struct {
 	File string
 	Line int
 	Msg  string
+	// Err is what the line matches with errors.Is (ErrTooLarge), or nil.
+	Err error
 }
+
+func (e *LineError) Unwrap() error { return e.Err }
 
 func (e *LineError) Error() string {
 	if e.Line == 0 {
@@ -146,24 +162,28 @@ func (e *Errors) Error() string {
 	return b.String()
 }
 
+// Unwrap is every line's error, so errors.Is(err, ErrTooLarge) holds
+// when a line passed a bound.
+func (e *Errors) Unwrap() []error {
+	out := make([]error, len(e.List))
+	for i, l := range e.List {
+		out[i] = l
+	}
+	return out
+}
+
 // ErrTooLarge is wrapped when the file or its expansion passes a bound.
 var ErrTooLarge = errors.New("inventory too large")
 
-// Load reads and parses the inventory file at path.
+// Load reads and parses the inventory file at path: a regular file (a
+// FIFO is refused without blocking) of at most MaxBytes.
 func Load(path string) (*Inventory, error) {
-	f, err := os.Open(path)
+	b, err := input.ReadFile(path, MaxBytes)
+	if errors.Is(err, input.ErrTooLarge) {
+		return nil, fmt.Errorf("inventory: %w (inventory.MaxBytes): %w", err, ErrTooLarge)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("inventory: %w", err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return nil, fmt.Errorf("inventory: %w", err)
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("inventory: %s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("inventory: %s: %w", path, err)
 	}
 	return Parse(path, b)
 }
@@ -171,9 +191,9 @@ func Load(path string) (*Inventory, error) {
 // Parse parses an inventory held in memory; name is used in messages.
 func Parse(name string, src []byte) (*Inventory, error) {
 	if len(src) > MaxBytes {
-		return nil, fmt.Errorf("inventory: %s: more than %d bytes: %w", name, MaxBytes, ErrTooLarge)
+		return nil, fmt.Errorf("inventory: %s: more than %d bytes (inventory.MaxBytes): %w", name, MaxBytes, ErrTooLarge)
 	}
-	p := &parser{file: name, inv: &Inventory{File: name, Groups: map[string]*Group{}}, hostIdx: map[string]int{}}
+	p := &parser{file: name, inv: &Inventory{File: name, Groups: map[string]*Group{}}, hostIdx: map[string]int{}, member: map[membership]bool{}, edgeSet: map[[2]string]bool{}}
 	p.group(All, 0)
 	p.group(Ungrouped, 0)
 	if looksYAML(src) {
@@ -182,10 +202,9 @@ func Parse(name string, src []byte) (*Inventory, error) {
 	if err := p.lines(src); err != nil {
 		return nil, err
 	}
-	if p.tooMany {
-		return nil, fmt.Errorf("inventory: %s: more than %d hosts after expanding ranges: %w", name, MaxHosts, ErrTooLarge)
+	if !p.tooMany {
+		p.finish()
 	}
-	p.finish()
 	if len(p.errs.List) > 0 {
 		return nil, &p.errs
 	}
@@ -217,11 +236,27 @@ type parser struct {
 	inv     *Inventory
 	hostIdx map[string]int
 	errs    Errors
+	// tooMany is set when a bound of the whole file (MaxHosts,
+	// MaxHostEntries) is passed: the lines after it are not read.
 	tooMany bool
 	// expanded counts the names host lines expanded to.
 	expanded int
-	// children edges to check once every group is known.
-	edges []edge
+	// entries counts the hosts' variables and memberships (MaxHostEntries).
+	entries int
+	// work counts the steps of merging (maxMergeWork).
+	work int
+	// member holds which host a group lists directly, so listing stays
+	// linear however many hosts a group has.
+	member map[membership]bool
+	// children edges to check once every group is known, and the set of
+	// those already linked.
+	edges   []edge
+	edgeSet map[[2]string]bool
+}
+
+type membership struct {
+	host  int
+	group string
 }
 
 type edge struct {
@@ -235,6 +270,20 @@ func (p *parser) errf(line int, format string, args ...any) {
 		return
 	}
 	p.errs.List = append(p.errs.List, &LineError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// tooLarge records a line past a bound of the whole inventory; the lines
+// after it are not read.
+func (p *parser) tooLarge(line int, format string, args ...any) {
+	p.tooMany = true
+	l := &LineError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...), Err: ErrTooLarge}
+	if len(p.errs.List) >= maxErrors {
+		// The bound is the one error that must show.
+		p.errs.List[len(p.errs.List)-1] = l
+		p.errs.Dropped++
+		return
+	}
+	p.errs.List = append(p.errs.List, l)
 }
 
 func (p *parser) group(name string, line int) *Group {
@@ -442,24 +491,39 @@ func (p *parser) hostLine(line, group string, n int) {
 		}
 		vars[canon(k)] = v
 	}
-	pattern, port := words[0], ""
+	pattern := words[0]
 	if i := strings.LastIndexByte(pattern, ':'); i > 0 && strings.Count(pattern, ":") == 1 && !strings.Contains(pattern[i:], "]") {
-		pattern, port = pattern[:i], pattern[i+1:]
+		port := pattern[i+1:]
+		pattern = pattern[:i]
 		if _, err := strconv.Atoi(port); err != nil {
 			p.errf(n, "%q: the port after ':' must be a number", short(words[0]))
 			return
 		}
+		vars[VarPort] = port
 	}
-	names, err := expand(pattern, min(maxExpanded-p.expanded, MaxHosts))
-	p.expanded += len(names)
-	if errors.Is(err, ErrTooLarge) {
-		p.tooMany = true
+	pat, err := parsePattern(pattern)
+	if err != nil {
+		p.errf(n, "%s: %v", short(words[0]), err)
+		return
+	}
+	// Both terms are at most maxExpanded: no overflow.
+	budget := min(maxExpanded-p.expanded, MaxHosts)
+	names, err := pat.names(budget)
+	var tm *tooManyError
+	if errors.As(err, &tm) {
+		if budget == MaxHosts {
+			p.tooLarge(n, "%s expands to %s hosts, more than an inventory holds (inventory.MaxHosts = %d)", short(words[0]), tm.countText(), MaxHosts)
+		} else {
+			p.tooLarge(n, "%s expands to %s hosts: with the lines before it, host lines name more than %d hosts, repeats included (2 x inventory.MaxHosts)", short(words[0]), tm.countText(), maxExpanded)
+		}
 		return
 	}
 	if err != nil {
 		p.errf(n, "%s: %v", short(words[0]), err)
 		return
 	}
+	p.expanded += len(names)
+	g := p.inv.Groups[group]
 	for _, name := range names {
 		if !validHost(name) {
 			p.errf(n, "%q is not a host name or address", short(name))
@@ -468,25 +532,24 @@ func (p *parser) hostLine(line, group string, n int) {
 		i, ok := p.hostIdx[name]
 		if !ok {
 			if len(p.inv.Hosts) >= MaxHosts {
-				p.tooMany = true
+				p.tooLarge(n, "%s: with this line the inventory has more than %d hosts (inventory.MaxHosts)", short(words[0]), MaxHosts)
 				return
 			}
 			i = len(p.inv.Hosts)
 			p.hostIdx[name] = i
-			p.inv.Hosts = append(p.inv.Hosts, Host{Name: name, Line: n, hostVars: map[string]string{}})
+			p.inv.Hosts = append(p.inv.Hosts, Host{Name: name, Line: n})
 		}
 		h := &p.inv.Hosts[i]
-		for k, v := range vars {
-			h.hostVars[k] = v
+		if len(vars) > 0 {
+			h.lineVars = append(h.lineVars, vars)
+			if p.entries += len(vars); p.entries > MaxHostEntries {
+				p.tooLarge(n, "%s: with this line the hosts have more than %d variables and groups (inventory.MaxHostEntries)", short(words[0]), MaxHostEntries)
+				return
+			}
 		}
-		if port != "" {
-			h.hostVars[VarPort] = port
-		}
-		if !slices.Contains(h.direct, group) {
+		if m := (membership{i, group}); !p.member[m] {
+			p.member[m] = true
 			h.direct = append(h.direct, group)
-		}
-		g := p.inv.Groups[group]
-		if !slices.Contains(g.Hosts, name) {
 			g.Hosts = append(g.Hosts, name)
 		}
 	}
@@ -552,94 +615,6 @@ func split(s string) ([]string, error) {
 	return words, nil
 }
 
-// expand expands the ranges of a host pattern, at most limit names.
-func expand(pattern string, limit int) ([]string, error) {
-	i := strings.IndexByte(pattern, '[')
-	if i < 0 {
-		if strings.IndexByte(pattern, ']') >= 0 {
-			return nil, errors.New("']' without '['")
-		}
-		return []string{pattern}, nil
-	}
-	j := strings.IndexByte(pattern[i:], ']')
-	if j < 0 {
-		return nil, errors.New("range without its closing ]")
-	}
-	j += i
-	vals, err := rangeValues(pattern[i+1:j], limit)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, v := range vals {
-		rest, err := expand(pattern[j+1:], limit/max(len(vals), 1)+1)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rest {
-			if len(out) >= limit {
-				return nil, ErrTooLarge
-			}
-			out = append(out, pattern[:i]+v+r)
-		}
-	}
-	return out, nil
-}
-
-// rangeValues are the values of "01:10", "a:f" or "0:10:2".
-func rangeValues(spec string, limit int) ([]string, error) {
-	parts := strings.Split(spec, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return nil, fmt.Errorf("[%s]: a range is [START:END] or [START:END:STEP]", spec)
-	}
-	step := 1
-	if len(parts) == 3 {
-		s, err := strconv.Atoi(parts[2])
-		if err != nil || s < 1 {
-			return nil, fmt.Errorf("[%s]: the step must be a positive integer", spec)
-		}
-		step = s
-	}
-	lo, hi := parts[0], parts[1]
-	if isLetter(lo) && isLetter(hi) {
-		if lo[0] > hi[0] {
-			return nil, fmt.Errorf("[%s]: start after end", spec)
-		}
-		var out []string
-		for c := int(lo[0]); c <= int(hi[0]); c += step {
-			out = append(out, string(rune(c)))
-		}
-		return out, nil
-	}
-	if lo == "" {
-		lo = "0"
-	}
-	a, err1 := strconv.Atoi(lo)
-	b, err2 := strconv.Atoi(hi)
-	if err1 != nil || err2 != nil || a < 0 || b < 0 {
-		return nil, fmt.Errorf("[%s]: want numbers or single letters", spec)
-	}
-	if a > b {
-		return nil, fmt.Errorf("[%s]: start after end", spec)
-	}
-	if (b-a)/step+1 > limit {
-		return nil, ErrTooLarge
-	}
-	width := 0
-	if len(lo) > 1 && lo[0] == '0' {
-		width = len(lo)
-	}
-	var out []string
-	for v := a; v <= b; v += step {
-		out = append(out, fmt.Sprintf("%0*d", width, v))
-	}
-	return out, nil
-}
-
-func isLetter(s string) bool {
-	return len(s) == 1 && ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))
-}
-
 // finish links :children, checks for cycles, computes depths and merges
 // every host's variables.
 func (p *parser) finish() {
@@ -650,7 +625,8 @@ func (p *parser) finish() {
 			p.errf(e.line, "all cannot be a child group")
 			continue
 		}
-		if !slices.Contains(parent.Children, child.Name) {
+		if k := [2]string{parent.Name, child.Name}; !p.edgeSet[k] {
+			p.edgeSet[k] = true
 			parent.Children = append(parent.Children, child.Name)
 			child.parents = append(child.parents, parent.Name)
 		}
@@ -681,36 +657,58 @@ func (p *parser) finish() {
 	for _, name := range sortedKeys(inv.Groups) {
 		depth(inv.Groups[name], 0)
 	}
+	merged := map[string]*mergedVars{}
 	for i := range inv.Hosts {
-		p.finishHost(&inv.Hosts[i])
-	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func (p *parser) finishHost(h *Host) {
-	inv := p.inv
-	// Every group the host is in, through parents.
-	in := map[string]bool{}
-	var up func(name string, n int)
-	up = func(name string, n int) {
-		if in[name] || n > maxDepth {
+		h := &inv.Hosts[i]
+		key := strings.Join(h.direct, "\x00")
+		m := merged[key]
+		if m == nil {
+			if m = p.merge(h); m == nil {
+				return
+			}
+			merged[key] = m
+		}
+		if p.entries += len(m.vars) + len(m.groups); p.entries > MaxHostEntries {
+			p.tooLarge(h.Line, "%s: with its groups' variables the hosts have more than %d variables and groups (inventory.MaxHostEntries)", h.Name, MaxHostEntries)
 			return
+		}
+		p.finishHost(h, m)
+	}
+}
+
+// mergedVars are the groups and group variables of the hosts listed
+// directly in the same groups.
+type mergedVars struct {
+	groups []string
+	vars   map[string]string
+}
+
+// merge walks the groups of h through their parents and merges their
+// variables; nil when the walks together pass maxMergeWork.
+func (p *parser) merge(h *Host) *mergedVars {
+	inv := p.inv
+	in := map[string]bool{}
+	var up func(name string, n int) bool
+	up = func(name string, n int) bool {
+		if p.work++; p.work > maxMergeWork {
+			return false
+		}
+		if in[name] || n > maxDepth {
+			return true
 		}
 		in[name] = true
 		for _, par := range inv.Groups[name].parents {
-			up(par, n+1)
+			if !up(par, n+1) {
+				return false
+			}
 		}
+		return true
 	}
 	for _, g := range h.direct {
-		up(g, 0)
+		if !up(g, 0) {
+			p.tooLarge(h.Line, "%s: its groups' :children parents take more than %d steps to merge, with the hosts before it", h.Name, maxMergeWork)
+			return nil
+		}
 	}
 	groups := make([]*Group, 0, len(in))
 	for name := range in {
@@ -723,20 +721,41 @@ func (p *parser) finishHost(h *Host) {
 		}
 		return groups[i].Name < groups[j].Name
 	})
-	h.Vars = map[string]string{}
+	m := &mergedVars{vars: map[string]string{}}
 	for k, v := range inv.Groups[All].Vars {
-		h.Vars[k] = v
+		m.vars[k] = v
 	}
 	for _, g := range groups {
 		for k, v := range g.Vars {
-			h.Vars[k] = v
+			m.vars[k] = v
 		}
-		h.Groups = append(h.Groups, g.Name)
+		m.groups = append(m.groups, g.Name)
 	}
-	for k, v := range h.hostVars {
+	sort.Strings(m.groups)
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (p *parser) finishHost(h *Host, m *mergedVars) {
+	h.Vars = make(map[string]string, len(m.vars))
+	for k, v := range m.vars {
 		h.Vars[k] = v
 	}
-	sort.Strings(h.Groups)
+	for _, vars := range h.lineVars {
+		for k, v := range vars {
+			h.Vars[k] = v
+		}
+	}
+	h.lineVars = nil
+	h.Groups = slices.Clone(m.groups)
 	h.Role = h.direct[0]
 	h.Address = h.Name
 	if v := h.Vars[VarHost]; v != "" {
@@ -771,8 +790,10 @@ func (inv *Inventory) Role(role string) []Host {
 // Roles returns the roles of the hosts, in order of first appearance.
 func (inv *Inventory) Roles() []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, h := range inv.Hosts {
-		if !slices.Contains(out, h.Role) {
+		if !seen[h.Role] {
+			seen[h.Role] = true
 			out = append(out, h.Role)
 		}
 	}

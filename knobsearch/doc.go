@@ -2,12 +2,12 @@
 // or MariaDB configuration under which a workload (TPC-C, or an HTTP
 // scenario) scores best, within rules it never breaks, and proves the
 // answer against the server as found and against the audit's advice.
-// It is seed 002's five days of hand tuning, done by a loop.
+// It is the 2015 tpcc-mysql contest's five days of hand tuning, done by a loop.
 //
 // # The rules (Constraints)
 //
 //   - Fixed settings (--fix NAME=VALUE) are never touched: their knobs
-//     are not in the space and no configuration writes them (seed 002's
+//     are not in the space and no configuration writes them (the 2015 tpcc-mysql contest's
 //     contest fixed innodb_doublewrite=1 and
 //     innodb_flush_log_at_trx_commit=1).
 //   - The memory budget is a hard limit: a candidate is tried only when
@@ -29,7 +29,7 @@
 // # The loop (Run)
 //
 // Every trial starts from the same bytes: the workload's Reset (a data
-// dir restore for TPC-C: internal/sandbox's RestoreData, or a stopped
+// dir restore for TPC-C: sandbox's RestoreData, or a stopped
 // server's copy on a user's host), then the previous trial's
 // configuration is undone and the trial's applied, through package
 // apply's transaction (the my.cnf drop-in, SET GLOBAL or a restart, read
@@ -44,7 +44,7 @@
 //     (package advise) gives the audit's configuration, and its Linux
 //     layer the memory budget.
 //  2. Two starting points: the audit's configuration (its MySQL changes
-//     but observability), and seed 002's knobs (the buffer pool as large
+//     but observability), and the 2015 tpcc-mysql contest's knobs (the buffer pool as large
 //     as the budget allows, a large redo log and log buffer, 90% dirty
 //     pages, an LRU scan depth of 2000, no neighbour flushing). The
 //     audit's changes to variables outside the space are kept in every

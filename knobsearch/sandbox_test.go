@@ -13,9 +13,9 @@ import (
 
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/mysqlvar"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/tpcc"
 )
 
@@ -62,9 +62,11 @@ func TestSearchOnMariaDB(t *testing.T) {
 	dropIn := filepath.Join(m.ConfDir(), "99-stacktune.cnf")
 	sv := apply.Services{DB: m.DB(), MySQLConf: dropIn, MySQLCheck: m.CheckConfig, MySQLRestart: m.Restart, MySQLRestartHint: "restart the sandbox"}
 	fixed := map[string]string{"innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}
+	// The budget counts the host's other services (other tests' servers
+	// on a busy host): 3 GiB leaves the pool room to grow beside them.
 	res, err := Run(ctx, Options{
 		Workload: w, Server: &MySQL{Services: sv, StateDir: state}, DB: m.DB(), CollectInterval: time.Second,
-		Constraints: Constraints{Fixed: fixed, AllowDurabilityLoss: true, MemoryLimit: 2 * gib, CanRestart: true,
+		Constraints: Constraints{Fixed: fixed, AllowDurabilityLoss: true, MemoryLimit: 3 * gib, CanRestart: true,
 			Only: []string{"innodb_buffer_pool_size", "innodb_log_buffer_size", "innodb_flush_neighbors", "innodb_doublewrite", "innodb_flush_log_at_trx_commit"}},
 		Screen: 2, Trials: 1, Top: 2, Repeats: 4, NoAudit: true, Seed: 2,
 		Progress: func(s string) { t.Log(s) },
@@ -73,7 +75,7 @@ func TestSearchOnMariaDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := names(res.Space.Knobs); strings.Join(got, ",") != "innodb_buffer_pool_size,innodb_log_buffer_size,innodb_flush_neighbors" {
-		t.Errorf("space %v", got)
+		t.Errorf("space %v; left out %+v; budget %+v", got, res.Space.Left, res.Space.Budget)
 	}
 	restarted := false
 	for _, tr := range res.Trials {

@@ -16,6 +16,7 @@ import (
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/changeset"
 	"github.com/stacktune/stacktune/collect"
+	"github.com/stacktune/stacktune/internal/stats"
 	"github.com/stacktune/stacktune/mysqlvar"
 )
 
@@ -104,21 +105,34 @@ func AnchorFlag(n int) int {
 	return n
 }
 
+// Phase is the part of the search a trial belongs to, as a stable code
+// (docs/json.md).
+type Phase string
+
 // Phases of a trial.
 const (
-	PhaseDefault = "default"
-	PhaseAudit   = "audit"
-	PhaseSeed    = "seed 002"
-	PhaseScreen  = "screen"
-	PhaseModel   = "model"
-	PhaseAnchor  = "anchor"
-	PhaseCompare = "compare"
+	PhaseDefault = Phase("default") // the server as found, first
+	PhaseAudit   = Phase("audit")   // the audit's configuration
+	// PhaseContest is the settings a 2015 tpcc-mysql tuning contest's
+	// write-up found effective (contestValues), the search's second
+	// starting point.
+	PhaseContest = Phase("contest")
+	PhaseScreen  = Phase("screen")  // the Latin hypercube's samples
+	PhaseModel   = Phase("model")   // TPE's proposals
+	PhaseAnchor  = Phase("anchor")  // the server as found, measured again
+	PhaseCompare = Phase("compare") // the final comparison's rounds
 )
+
+// Codes lists the phases.
+func (Phase) Codes() []string {
+	return []string{string(PhaseDefault), string(PhaseAudit), string(PhaseContest), string(PhaseScreen),
+		string(PhaseModel), string(PhaseAnchor), string(PhaseCompare)}
+}
 
 // Trial is one measured configuration.
 type Trial struct {
 	N      int    `json:"n"`
-	Phase  string `json:"phase"`
+	Phase  Phase  `json:"phase"`
 	Label  string `json:"label"`
 	Config Config `json:"config"`
 	// Score is the measurement's (0 when the trial failed: Error says
@@ -144,7 +158,7 @@ func (t Trial) OK() bool { return t.Error == "" }
 
 // Skipped is a candidate never tried, and why.
 type Skipped struct {
-	Phase  string `json:"phase"`
+	Phase  Phase  `json:"phase"`
 	Config Config `json:"config"`
 	Why    string `json:"why"`
 }
@@ -313,7 +327,7 @@ func Run(ctx context.Context, opt Options) (res *Result, err error) {
 // c, run. A failure to reset or undo ends the search (the next trial
 // could not start from the same place); a failure to apply or to run
 // is the trial's.
-func (s *search) trial(ctx context.Context, phase, label string, c Config, observe func(context.Context)) (Trial, error) {
+func (s *search) trial(ctx context.Context, phase Phase, label string, c Config, observe func(context.Context)) (Trial, error) {
 	t := Trial{N: len(s.res.Trials) + 1, Phase: phase, Label: label, Config: maps.Clone(c)}
 	if s.space != nil {
 		t.Budget = s.space.budgetTotal(c)
@@ -565,36 +579,37 @@ func (s *search) audit(snap *collect.Snapshot) {
 	}
 }
 
-// starts measures the audit's configuration and seed 002's.
+// starts measures the audit's configuration and the settings of the 2015
+// tpcc-mysql contest (PhaseContest).
 func (s *search) starts(ctx context.Context) error {
 	if len(s.res.Audit) > 0 {
 		if err := s.try(ctx, PhaseAudit, "audit", s.res.Audit); err != nil {
 			return err
 		}
 	}
-	seed := maps.Clone(s.extras)
-	for name, v := range seedValues(s.space.Knobs) {
-		s.space.set(seed, s.space.Knob(name), v)
+	contest := maps.Clone(s.extras)
+	for name, v := range contestValues(s.space.Knobs) {
+		s.space.set(contest, s.space.Knob(name), v)
 	}
-	// The seed's buffer pool is as large as the budget allows with the
-	// seed's other buffers: smaller by a step until it fits.
+	// The contest settings' buffer pool is as large as the budget allows
+	// with their other buffers: smaller by a step until it fits.
 	if k := s.space.Knob("innodb_buffer_pool_size"); k != nil {
 		for i := 0; i < 16; i++ {
-			if ok, _ := s.space.Feasible(seed); ok {
+			if ok, _ := s.space.Feasible(contest); ok {
 				break
 			}
-			n, _ := mysqlvar.ParseInt(seed[k.Name])
+			n, _ := mysqlvar.ParseInt(contest[k.Name])
 			if n == 0 || float64(n)-k.Step < k.Min {
 				break
 			}
-			s.space.set(seed, k, fmt.Sprint(n-int64(k.Step)))
+			s.space.set(contest, k, fmt.Sprint(n-int64(k.Step)))
 		}
 	}
-	return s.try(ctx, PhaseSeed, "seed 002's knobs", seed)
+	return s.try(ctx, PhaseContest, "the contest's settings", contest)
 }
 
 // try measures c unless it is over the budget or already measured.
-func (s *search) try(ctx context.Context, phase, label string, c Config) error {
+func (s *search) try(ctx context.Context, phase Phase, label string, c Config) error {
 	if ok, why := s.space.Feasible(c); !ok {
 		s.res.Skipped = append(s.res.Skipped, Skipped{Phase: phase, Config: c, Why: why})
 		s.log("%s: not tried: %s", label, why)
@@ -707,7 +722,7 @@ func importanceText(imp []Importance) string {
 }
 
 // candidate says whether a trial's configuration can be the answer:
-// the starting points' (as found, the audit's, seed 002's) and the
+// the starting points' (as found, the audit's, the 2015 tpcc-mysql contest's) and the
 // model's. A screening sample ranks the knobs and feeds the model, but
 // it holds random values of every knob, most of which the score says
 // nothing about: none is taken as the answer, nor as the base of the
@@ -784,7 +799,7 @@ func choose(cmp *Comparison, bestName string) (from, why string) {
 			continue
 		}
 		d := cmp.Decisions[i].Decision
-		evidence = append(evidence, fmt.Sprintf("%s vs default: %s %.2fx [%.2f, %.2f]", c.arm, d.Verdict, d.RatioMedian, d.CILow, d.CIHigh))
+		evidence = append(evidence, fmt.Sprintf("%s vs default: %s %.2fx [%.2f, %.2f]", c.arm, strings.ReplaceAll(string(d.Verdict), "_", " "), d.RatioMedian, d.CILow, d.CIHigh))
 		if m := armMedian(cmp, c.arm); d.Verdict == abtest.Better && (from == "" || m > top) {
 			from, top = c.from, m
 		}
@@ -859,7 +874,7 @@ func (s *search) compareArms(ctx context.Context, arms []Arm, bestName string) e
 		}
 	}
 	for i := range cmp.Arms {
-		cmp.Arms[i].Median = median(cmp.Arms[i].Scores)
+		cmp.Arms[i].Median = stats.Median(cmp.Arms[i].Scores)
 	}
 	idx := func(name string) int {
 		return slices.IndexFunc(cmp.Arms, func(a ArmScores) bool { return a.Name == name })
@@ -886,18 +901,6 @@ func (s *search) compareArms(ctx context.Context, arms []Arm, bestName string) e
 	}
 	s.res.Comparison = cmp
 	return nil
-}
-
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(vs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // finish leaves the server as found: the data reset and the last

@@ -240,11 +240,11 @@ func TestSearchFinds(t *testing.T) {
 	if def.Phase != PhaseDefault || best.Score < 2*def.Score {
 		t.Errorf("best %.0f (%v), default %.0f", best.Score, best.Config, def.Score)
 	}
-	phases := map[string]int{}
+	phases := map[Phase]int{}
 	for _, tr := range res.Trials {
 		phases[tr.Phase]++
 	}
-	if phases[PhaseScreen] == 0 || phases[PhaseModel] == 0 || phases[PhaseSeed] != 1 || phases[PhaseCompare] != 4*len(res.Comparison.Arms) {
+	if phases[PhaseScreen] == 0 || phases[PhaseModel] == 0 || phases[PhaseContest] != 1 || phases[PhaseCompare] != 4*len(res.Comparison.Arms) {
 		t.Errorf("phases %v", phases)
 	}
 	var vsDefault *Decision

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/history"
+	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/tpcc"
 )
 
@@ -72,6 +73,7 @@ func (w *TPCC) Measure(ctx context.Context, label string, observe func(context.C
 	w.Last = res
 	if w.History != nil {
 		h := res.HistoryRun(label, w.Target)
+		h.Command, h.DataReset = history.CommandKnobSearch, "data reset before each trial"
 		if _, err := w.History.Add(context.WithoutCancel(ctx), &h); err != nil {
 			return Measurement{}, fmt.Errorf("recording the run: %w", err)
 		}
@@ -96,12 +98,13 @@ type HTTP struct {
 
 var _ Workload = (*HTTP)(nil)
 
-// Name is the scenario or the URL.
+// Name is the scenario or the URL (shown as loadgen.MaskURL shows it:
+// the name is in the report).
 func (w *HTTP) Name() string {
 	if w.Bench.Scenario != "" {
 		return w.Bench.Scenario
 	}
-	return w.Bench.URL
+	return loadgen.MaskURL(w.Bench.URL)
 }
 
 // Reset does nothing: the scenario's pre_run resets the app.
@@ -123,6 +126,7 @@ func (w *HTTP) Measure(ctx context.Context, label string, observe func(context.C
 	}
 	if w.History != nil {
 		for _, h := range history.FromSummary(sum) {
+			h.Command, h.ScenarioHash = history.CommandKnobSearch, history.ScenarioHash([]byte(w.Name()), "")
 			if _, err := w.History.Add(context.WithoutCancel(ctx), &h); err != nil {
 				return Measurement{}, fmt.Errorf("recording the run: %w", err)
 			}

@@ -55,3 +55,12 @@ func TestHTTPWorkload(t *testing.T) {
 		t.Errorf("search on HTTP: %d trials, comparison %+v", len(res.Trials), res.Comparison)
 	}
 }
+
+// TestHTTPWorkloadName: the search report names the URL without its
+// password or query values.
+func TestHTTPWorkloadName(t *testing.T) {
+	w := &HTTP{Bench: benchrun.Options{URL: "http://u:pw-S3CRET@h/x?token=S3CRET"}}
+	if got, want := w.Name(), "http://u:***@h/x?token=***"; got != want {
+		t.Errorf("Name() = %q, want %q", got, want)
+	}
+}

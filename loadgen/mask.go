@@ -5,15 +5,29 @@ import (
 	"strings"
 )
 
-// MaskURL masks the password in raw, taken as one URL (valid or not):
-// "http://user:secret@host/" becomes "http://user:***@host/". A user
-// information without a password may be a token ("https://TOKEN@host/"),
-// so it is masked whole: "https://***@host/". The authority ends at the
-// first '/', '?' or '#' after "://", and the user information at its last
-// '@', as net/url reads it, so a password with an unescaped '@' is masked
-// entirely. A string without "://" or without user information comes back
-// unchanged.
+// MaskURL is the one way a URL the user gave is shown in a message or a
+// report: raw, taken as one URL (valid or not, absolute or a request
+// target such as "/x?a=b"), with what may be secret masked. The password
+// of the user information: "http://user:secret@host/" becomes
+// "http://user:***@host/"; a user information without a password may be
+// a token ("https://TOKEN@host/"), so it is masked whole:
+// "https://***@host/". The authority ends at the first '/', '?' or '#'
+// after "://", and the user information at its last '@', as net/url
+// reads it, so a password with an unescaped '@' is masked entirely. And
+// every value of the query, which may be a token or a signature:
+// "/x?token=abc&page=2" becomes "/x?token=***&page=***" (a part without
+// '=' is masked whole; the names stay, the fragment is left as it is).
+// A string with neither comes back unchanged; masking twice changes
+// nothing more.
 func MaskURL(raw string) string {
+	return maskQuery(MaskUserinfo(raw))
+}
+
+// MaskUserinfo masks only the user information of raw, as MaskURL does.
+// It is for a scenario's step names made from its URL templates, whose
+// query is the file's own text ("?page={{rand 1 5}}", not a secret the
+// user typed), and which must stay as distinct as the URLs are.
+func MaskUserinfo(raw string) string {
 	i := strings.Index(raw, "://")
 	if i < 0 {
 		return raw
@@ -37,18 +51,39 @@ func maskUserinfo(ui string) string {
 	return "***"
 }
 
-// userinfoRE matches the user information of every URL with a scheme in
-// free text, up to the authority's last '@' (whitespace ends a URL).
-var userinfoRE = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#\s]*)@`)
+// maskQuery masks the value of every part of raw's query (from the
+// first '?' to the '#' of a fragment).
+func maskQuery(raw string) string {
+	q := strings.IndexByte(raw, '?')
+	if q < 0 {
+		return raw
+	}
+	query, frag := raw[q+1:], ""
+	if h := strings.IndexByte(query, '#'); h >= 0 {
+		query, frag = query[:h], query[h:]
+	}
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		switch name, _, ok := strings.Cut(p, "="); {
+		case ok:
+			parts[i] = name + "=***"
+		case p != "":
+			parts[i] = "***"
+		}
+	}
+	return raw[:q+1] + strings.Join(parts, "&") + frag
+}
 
-// MaskCredentials masks the user information of every URL in s (a message,
-// a label) as MaskURL does, leaving the rest untouched.
+// urlRE matches every URL with a scheme in free text: it ends at
+// whitespace, a quote or an angle bracket, which close it in a message
+// (Get "http://h/?a=b": EOF).
+var urlRE = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.\\-]*://[^\\s\"'`<>]*")
+
+// MaskCredentials masks every URL with a scheme in s (a message, a
+// label) as MaskURL does, leaving the rest untouched.
 func MaskCredentials(s string) string {
-	if !strings.Contains(s, "@") {
+	if !strings.Contains(s, "://") {
 		return s
 	}
-	return userinfoRE.ReplaceAllStringFunc(s, func(m string) string {
-		sm := userinfoRE.FindStringSubmatch(m) // idempotent: "u:***" stays
-		return sm[1] + maskUserinfo(sm[2]) + "@"
-	})
+	return urlRE.ReplaceAllStringFunc(s, MaskURL)
 }

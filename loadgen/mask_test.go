@@ -8,7 +8,7 @@ import (
 func TestMaskURL(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"user and password", "http://user:secret@host/", "http://user:***@host/"},
-		{"port, path and query", "http://u:p@127.0.0.1:8080/a?b=c@d", "http://u:***@127.0.0.1:8080/a?b=c@d"},
+		{"port, path and query", "http://u:p@127.0.0.1:8080/a?b=c@d", "http://u:***@127.0.0.1:8080/a?b=***"},
 		{"token without password", "https://TOKEN@example.com/", "https://***@example.com/"},
 		{"empty password", "http://u:@h/", "http://u:***@h/"},
 		{"'@' in the password", "http://u:p@ss@h/x", "http://u:***@h/x"},
@@ -17,6 +17,13 @@ func TestMaskURL(t *testing.T) {
 		{"no user information", "http://h/a@b", "http://h/a@b"},
 		{"no scheme", "u:p@h", "u:p@h"},
 		{"already masked", "http://u:***@h/", "http://u:***@h/"},
+		{"token in the query", "http://h/x?token=SECRET", "http://h/x?token=***"},
+		{"every query value", "http://u:p@h:8080/x?a=1&b=&c&&d=e=f", "http://u:***@h:8080/x?a=***&b=***&***&&d=***"},
+		{"fragment left as it is", "http://h/x?sig=abc#part", "http://h/x?sig=***#part"},
+		{"request target", "/x?token=SECRET&page=2", "/x?token=***&page=***"},
+		{"'@' in a query value", "http://h/a?b=c@d", "http://h/a?b=***"},
+		{"IPv6 host", "http://[::1]:8080/x?k=v", "http://[::1]:8080/x?k=***"},
+		{"query already masked", "http://h/x?token=***", "http://h/x?token=***"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,6 +41,9 @@ func TestMaskCredentials(t *testing.T) {
 		{"token", "clone https://ghp_abc@github.com/o/r", "clone https://***@github.com/o/r"},
 		{"an address, not a URL", "mail me at a@b.c", "mail me at a@b.c"},
 		{"nothing to mask", "plain text", "plain text"},
+		{"a Go HTTP error", `Get "http://h/x?token=SECRET&a=1": dial tcp: connection refused`, `Get "http://h/x?token=***&a=***": dial tcp: connection refused`},
+		{"a token and a password", "from http://a:1@x/?k=v to y", "from http://a:***@x/?k=*** to y"},
+		{"a question mark outside a URL", "why? http://h/ ok?", "why? http://h/ ok?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,6 +52,40 @@ func TestMaskCredentials(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMaskUserinfo: a scenario's step names keep their query.
+func TestMaskUserinfo(t *testing.T) {
+	if got := MaskUserinfo("http://u:p@h/x?page={{rand 1 5}}"); got != "http://u:***@h/x?page={{rand 1 5}}" {
+		t.Errorf("MaskUserinfo = %q", got)
+	}
+}
+
+// FuzzMaskURL: masking never panics, masking twice changes nothing
+// more, and what follows the first '?' up to a '#' holds no value: each
+// part is empty, "***" or a name and "=***".
+func FuzzMaskURL(f *testing.F) {
+	for _, s := range []string{"http://user:secret@host/", "http://h/x?token=SECRET&page=2#f", "/x?a", "u:p@h", "http://[::1]/?=", "?&&=&", "http://a@b@c/?d=e?f=g"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m := MaskURL(s)
+		if again := MaskURL(m); again != m {
+			t.Fatalf("MaskURL(%q) = %q, again %q", s, m, again)
+		}
+		if q := strings.IndexByte(m, '?'); q >= 0 {
+			query, _, _ := strings.Cut(m[q+1:], "#")
+			for _, p := range strings.Split(query, "&") {
+				if name, v, ok := strings.Cut(p, "="); p != "" && p != "***" && (!ok || v != "***" || strings.Contains(name, "=")) {
+					t.Fatalf("MaskURL(%q) = %q: query part %q", s, m, p)
+				}
+			}
+		}
+		c := MaskCredentials(s)
+		if again := MaskCredentials(c); again != c {
+			t.Fatalf("MaskCredentials(%q) = %q, again %q", s, c, again)
+		}
+	})
 }
 
 // TestURLPlanMasksPasswords: no refusal of a URL shows its password.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // loggedRequests counts the requests of our client in nginx's access log

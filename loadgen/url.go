@@ -52,7 +52,9 @@ func URLWorkload(rawURL string, opt URLOptions) (Workload, error) {
 		return Workload{}, err
 	}
 	return Workload{
-		Steps: []string{p.method + " " + p.target},
+		// The step's name is in every report and error sample: its query
+		// values masked, as any URL the user gave (MaskURL).
+		Steps: []string{p.method + " " + MaskURL(p.target)},
 		NewUser: func(int) (User, error) {
 			return &urlUser{p: p, buf: make([]byte, readBufferSize)}, nil
 		},

@@ -33,6 +33,21 @@
 // of its response was read from the server, rows sent, rows affected and
 // the error code.
 //
+// # Connecting
+//
+// The proxy greets a client itself, with the server's last greeting (read
+// once, from a connection it closes at once, when it has none yet) and a
+// scramble of its own, and connects to the server only once the client's
+// handshake response has come: a socket that never authenticates costs
+// the server nothing. The response goes to the server with its auth data
+// emptied and an authentication plugin no server has (deferredPlugin), so
+// the server answers with an auth switch request carrying its own plugin
+// and scramble, and the client authenticates with the server through it
+// as it would directly. A client without CLIENT_PLUGIN_AUTH (none since
+// MySQL 5.5) is refused. The client sees the proxy's connection number in
+// its greeting, not the server's (CONNECTION_ID() still answers the
+// server's).
+//
 // # What it refuses or strips
 //
 // The proxy must see plain packets, so it removes from the server's
@@ -50,7 +65,14 @@
 // statement text kept up to Options.MaxText bytes (the rest is forwarded,
 // not kept; Statement.Cut says so), prepared statements' texts up to
 // Options.MaxPrepared bytes, at most 64 commands awaiting a response.
-// Options.MaxConns bounds the connections (error 1040 past it). A response
+// Options.MaxConns bounds the connections to the server (64 by default,
+// well under a server's default max_connections of 151; MaxConnsFor sizes
+// it from what the server has free) and Options.MaxHandshakes the clients
+// still in their handshake: past either, a client gets error 1040 (Too
+// many connections). A client must have authenticated within
+// Options.HandshakeTimeout (10 s by default), and one idle between
+// commands for Options.IdleTimeout (when set) is closed. Each is counted
+// in Stats (OverCap, HandshakeTimeouts, IdleClosed). A response
 // the state machine cannot follow (or a binlog stream) never breaks the
 // connection: the proxy goes on forwarding its packets and stops
 // recording it (Stats.Untracked). Everything skipped is counted in Stats.

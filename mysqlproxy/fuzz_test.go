@@ -172,3 +172,58 @@ func FuzzHandshake(f *testing.F) {
 		_, _ = eofStatus(p)
 	})
 }
+
+// handshakeResponse builds a protocol-4.1 handshake response as clients
+// send it.
+func handshakeResponse(caps uint32, user, auth, db, plugin string, attrs []byte) []byte {
+	p := make([]byte, 32)
+	p[0], p[1], p[2], p[3] = byte(caps), byte(caps>>8), byte(caps>>16), byte(caps>>24)
+	p = append(append(p, user...), 0)
+	switch {
+	case caps&capPluginAuthLenenc != 0, caps&capSecureConnection != 0:
+		p = append(append(p, byte(len(auth))), auth...)
+	default:
+		p = append(append(p, auth...), 0)
+	}
+	if caps&capConnectWithDB != 0 {
+		p = append(append(p, db...), 0)
+	}
+	p = append(append(p, plugin...), 0)
+	return append(p, attrs...)
+}
+
+// FuzzDeferAuth: any handshake response gives a rewritten one or an
+// error, never a panic; a rewritten one keeps the username, the database
+// and what follows the plugin (the attributes), with an empty auth
+// response and deferredPlugin as the plugin.
+func FuzzDeferAuth(f *testing.F) {
+	base := capProtocol41 | capPluginAuth | capConnectAttrs
+	f.Add(uint32(base|capSecureConnection|capConnectWithDB), "app", "0123456789abcdefghij", "shop", "mysql_native_password", []byte{3, 1, 'a', 0})
+	f.Add(uint32(base|capPluginAuthLenenc|capSecureConnection), "root", "", "", "client_ed25519", []byte(nil))
+	f.Add(uint32(base|capConnectWithDB), "u", "pw", "d", "mysql_clear_password", []byte{})
+	f.Fuzz(func(t *testing.T, caps uint32, user, auth, db, plugin string, attrs []byte) {
+		clean := func(s string) string { return string(bytes.ReplaceAll([]byte(s), []byte{0}, nil)) }
+		user, db, plugin = clean(user), clean(db), clean(plugin)
+		if caps&(capPluginAuthLenenc|capSecureConnection) == 0 {
+			auth = clean(auth)
+		}
+		if len(auth) > 250 {
+			auth = auth[:250]
+		}
+		in := handshakeResponse(caps, user, auth, db, plugin, attrs)
+		out, err := deferAuth(in, caps)
+		if err != nil {
+			t.Fatalf("a well-formed response: %v", err)
+		}
+		want := handshakeResponse(caps, user, "", db, deferredPlugin, attrs)
+		if !bytes.Equal(out, want) {
+			t.Fatalf("deferAuth(%q) = %q, want %q", in, out, want)
+		}
+		// Any bytes at all: no panic, and the result (if any) is bounded.
+		for cut := 0; cut <= len(in); cut += max(1, len(in)/8) {
+			if o, err := deferAuth(in[:cut], caps); err == nil && len(o) > cut+len(deferredPlugin)+2 {
+				t.Fatalf("cut at %d: %d bytes out", cut, len(o))
+			}
+		}
+	})
+}

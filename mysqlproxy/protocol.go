@@ -1,6 +1,8 @@
 package mysqlproxy
 
 import (
+	"bytes"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -127,6 +129,37 @@ func rewriteGreeting(p []byte, g greeting, extra uint32) {
 	}
 }
 
+// ownGreeting puts the proxy's connection number and a scramble of its
+// own (printable, without NUL or '$', as servers make them) in the
+// greeting p, in place: the client computes its first auth response over
+// it, which the proxy then drops (deferAuth).
+func ownGreeting(p []byte, conn uint32) {
+	i := bytes.IndexByte(p, 0) + 1 // after the server version
+	if i == 0 || i+4+8 > len(p) {
+		return
+	}
+	binary.LittleEndian.PutUint32(p[i:], conn)
+	scramble(p[i+4 : i+12])
+	// charset 1, status 2, upper caps 2, auth data length 1, reserved 10,
+	// then the rest of the scramble and its NUL.
+	j := i + 4 + 8 + 1 + 2 + 1 + 2 + 2 + 1 + 10
+	if j >= len(p) {
+		return
+	}
+	k := bytes.IndexByte(p[j:], 0)
+	if k < 0 {
+		return
+	}
+	scramble(p[j : j+k])
+}
+
+func scramble(b []byte) {
+	rand.Read(b)
+	for i := range b {
+		b[i] = '%' + b[i]%('~'-'%'+1)
+	}
+}
+
 // handshake is what the proxy reads from the client's handshake response.
 type handshake struct {
 	caps uint32
@@ -153,6 +186,76 @@ func parseHandshake(p []byte) (handshake, error) {
 	return h, nil
 }
 
+// deferredPlugin is the authentication plugin the proxy names in the
+// handshake response it sends the server in place of the client's: no
+// server has it, so the server always answers with an auth switch request
+// carrying its own plugin and scramble, which the client then answers
+// itself. The client computed its first answer over the proxy's greeting
+// (the proxy greets before it connects to the server), so that answer
+// cannot go to the server.
+const deferredPlugin = "stacktune_trace_proxy"
+
+// deferAuth returns the handshake response p (a protocol-4.1 one, with
+// CLIENT_PLUGIN_AUTH) with its auth response emptied and its plugin
+// replaced by deferredPlugin; the username, database, attributes and
+// capabilities stay as they are.
+func deferAuth(p []byte, caps uint32) ([]byte, error) {
+	bad := fmt.Errorf("%w: a handshake response cut short", errMalformed)
+	i := 32
+	if i > len(p) {
+		return nil, bad
+	}
+	user := bytes.IndexByte(p[i:], 0) // the username
+	if user < 0 {
+		return nil, bad
+	}
+	i += user + 1
+	authStart := i
+	var empty []byte
+	switch {
+	case caps&capPluginAuthLenenc != 0:
+		n, j, ok := lenenc(p, i)
+		if !ok || n > uint64(len(p)-j) {
+			return nil, bad
+		}
+		i, empty = j+int(n), []byte{0}
+	case caps&capSecureConnection != 0:
+		if i >= len(p) || int(p[i]) > len(p)-i-1 {
+			return nil, bad
+		}
+		i, empty = i+1+int(p[i]), []byte{0}
+	default:
+		j := bytes.IndexByte(p[i:], 0)
+		if j < 0 {
+			return nil, bad
+		}
+		i, empty = i+j+1, []byte{0}
+	}
+	dbStart := i
+	if caps&capConnectWithDB != 0 {
+		j := bytes.IndexByte(p[i:], 0)
+		if j < 0 {
+			return nil, bad
+		}
+		i += j + 1
+	}
+	dbEnd := i
+	if i < len(p) { // the plugin name (some clients leave it out)
+		j := bytes.IndexByte(p[i:], 0)
+		if j < 0 {
+			return nil, bad
+		}
+		i += j + 1
+	}
+	out := make([]byte, 0, len(p)+len(deferredPlugin)+2)
+	out = append(out, p[:authStart]...)
+	out = append(out, empty...)
+	out = append(out, p[dbStart:dbEnd]...)
+	out = append(out, deferredPlugin...)
+	out = append(out, 0)
+	return append(out, p[i:]...), nil
+}
+
 // refusal says why the proxy refuses what a client asked, "" when it
 // does not.
 func (h handshake) refusal() string {
@@ -165,6 +268,8 @@ func (h handshake) refusal() string {
 		return "the client asks for compression: the proxy reads the statements, so it passes no compression (connect to it without compression; it offers none)"
 	case h.caps&(capQueryAttributes|capOptionalMetadata) != 0 || h.ext != 0:
 		return "the client asks for protocol extensions the proxy did not offer"
+	case h.caps&capPluginAuth == 0:
+		return "the client does not support authentication plugins (CLIENT_PLUGIN_AUTH), which the proxy needs to have the server authenticate it"
 	}
 	return ""
 }

@@ -18,15 +18,33 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMaxConns    = 512
+	// DefaultMaxConns is well under a server's default max_connections
+	// (151), so that a trace run never takes the connections the server's
+	// other clients (and its administrators) need.
+	DefaultMaxConns = 64
+	// DefaultMaxHandshakes bounds the clients in their handshake, which
+	// cost the server nothing (the proxy greets them itself).
+	DefaultMaxHandshakes = 1024
+	// DefaultHandshakeTimeout is how long a client has, from its
+	// connection, to finish authenticating.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultIdleTimeout is what a trace run gives Options.IdleTimeout:
+	// longer than any pause of an app's pool in a trace run.
+	DefaultIdleTimeout = 30 * time.Minute
 	DefaultMaxText     = 16 << 10
 	DefaultMaxPrepared = 256 << 10
 	DefaultDialTimeout = 10 * time.Second
+	// ErrConCount is the server's ER_CON_COUNT_ERROR ("Too many
+	// connections"), which the proxy sends past its bounds.
+	ErrConCount = 1040
 	// maxPending bounds the commands a connection may send ahead of
 	// their responses (clients send one at a time).
 	maxPending = 64
-	// maxHandshake bounds the greeting and the handshake response.
-	maxHandshake = 1 << 20
+	// maxHandshake bounds the server's greeting; maxClientHandshake the
+	// client's handshake response (connection attributes are at most
+	// 64 KiB), read as it arrives.
+	maxHandshake       = 1 << 20
+	maxClientHandshake = 80 << 10
 	// bufSize is each direction's read and write buffer.
 	bufSize = 16 << 10
 	// serverPrefix is how much of a server packet the session reads.
@@ -45,9 +63,26 @@ type Options struct {
 	// goroutine that forwards the server's packets to that connection:
 	// it must be quick and must not keep s.Text. Nil records nothing.
 	OnStatement func(s *Statement)
-	// MaxConns bounds the connections proxied at once (default
-	// DefaultMaxConns); a connection over it gets error 1040.
+	// MaxConns bounds the connections the proxy opens to the server at
+	// once (default DefaultMaxConns; MaxConnsFor sizes it from what the
+	// server has free): a client past it gets error 1040 (Too many
+	// connections) in answer to its handshake, and nothing is opened for
+	// it. The proxy greets clients itself and opens a client's server
+	// connection only once its handshake response has come, so a socket
+	// that never authenticates costs the server nothing.
 	MaxConns int
+	// MaxHandshakes bounds the clients in their handshake at once
+	// (default DefaultMaxHandshakes): one past it gets error 1040 instead
+	// of a greeting.
+	MaxHandshakes int
+	// HandshakeTimeout bounds the time from a client's connection to the
+	// end of its authentication (default DefaultHandshakeTimeout): a
+	// client that sends nothing, or part of a handshake, is closed then.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a client that has sent nothing for this long
+	// between commands (none of its commands awaiting a response, and
+	// nothing from the server meanwhile); 0 is no idle timeout.
+	IdleTimeout time.Duration
 	// MaxText bounds the statement text kept (default DefaultMaxText
 	// bytes); MaxPrepared the bytes of prepared statements' texts kept
 	// per connection (default DefaultMaxPrepared): an EXECUTE of one not
@@ -75,9 +110,17 @@ func Upstream(dsn string) (network, address string, err error) {
 // Stats count what a proxy did.
 type Stats struct {
 	// Conns are the connections accepted, Active those open now, Refused
-	// those turned away (over MaxConns, the server unreachable, TLS or
-	// compression asked for, a handshake the proxy cannot read).
+	// those turned away (over MaxConns or MaxHandshakes, the server
+	// unreachable, TLS or compression asked for, a handshake the proxy
+	// cannot read).
 	Conns, Active, Refused int64
+	// OverCap are the refused connections past MaxConns or MaxHandshakes
+	// (error 1040); Upstream the connections to the server open now.
+	OverCap, Upstream int64
+	// HandshakeTimeouts are clients closed because they had not
+	// authenticated within HandshakeTimeout; IdleClosed clients closed
+	// after IdleTimeout without a command.
+	HandshakeTimeouts, IdleClosed int64
 	// Statements are the commands reported to OnStatement.
 	Statements int64
 	// Untracked are connections passed through without recording from
@@ -93,6 +136,7 @@ type Stats struct {
 
 type counters struct {
 	conns, active, refused, statements, untracked, cut, preparedDropped, unknownStmt atomic.Int64
+	overCap, upstream, handshaking, handshakeTimeouts, idleClosed                    atomic.Int64
 }
 
 // Proxy is a running MySQL protocol pass-through.
@@ -106,7 +150,21 @@ type Proxy struct {
 	wg     sync.WaitGroup
 	closed atomic.Bool
 	stop   func() bool // stops the watch of Start's context
+
+	// greetMu guards greet, the server's last greeting (rewritten), which
+	// the proxy sends clients as its own before it connects for them.
+	greetMu sync.Mutex
+	greet   []byte
+	// greetErr is the last failure to read a greeting, at greetErrAt:
+	// the clients within greetRetry of it get it without another try, so
+	// a flood of clients of an unreachable server is answered at once.
+	greetErr   error
+	greetErrAt time.Time
 }
+
+// greetRetry is how long a failure to read the server's greeting is
+// given to the next clients.
+const greetRetry = time.Second
 
 // Start listens and serves until Close or ctx ends.
 func Start(ctx context.Context, opt Options) (*Proxy, error) {
@@ -115,6 +173,15 @@ func Start(ctx context.Context, opt Options) (*Proxy, error) {
 	}
 	if opt.MaxConns <= 0 {
 		opt.MaxConns = DefaultMaxConns
+	}
+	if opt.MaxHandshakes <= 0 {
+		opt.MaxHandshakes = DefaultMaxHandshakes
+	}
+	if opt.HandshakeTimeout <= 0 {
+		opt.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if opt.IdleTimeout < 0 {
+		opt.IdleTimeout = 0
 	}
 	if opt.MaxText <= 0 {
 		opt.MaxText = DefaultMaxText
@@ -146,6 +213,9 @@ func Start(ctx context.Context, opt Options) (*Proxy, error) {
 	return p, nil
 }
 
+// Options are the proxy's options, defaults filled in.
+func (p *Proxy) Options() Options { return p.opt }
+
 // Addr is the address the proxy listens on.
 func (p *Proxy) Addr() net.Addr { return p.ln.Addr() }
 
@@ -164,6 +234,7 @@ func (p *Proxy) DSN(dsn string) (string, error) {
 func (p *Proxy) Stats() Stats {
 	c := &p.counts
 	return Stats{Conns: c.conns.Load(), Active: c.active.Load(), Refused: c.refused.Load(), Statements: c.statements.Load(),
+		OverCap: c.overCap.Load(), Upstream: c.upstream.Load(), HandshakeTimeouts: c.handshakeTimeouts.Load(), IdleClosed: c.idleClosed.Load(),
 		Untracked: c.untracked.Load(), Cut: c.cut.Load(), PreparedDropped: c.preparedDropped.Load(), UnknownStatements: c.unknownStmt.Load()}
 }
 
@@ -202,7 +273,16 @@ func (p *Proxy) serve() {
 			return
 		}
 		p.counts.conns.Add(1)
+		if p.counts.handshaking.Add(1) > int64(p.opt.MaxHandshakes) {
+			p.counts.handshaking.Add(-1)
+			p.counts.overCap.Add(1)
+			// A new socket's buffer takes the packet without blocking.
+			p.refuse(c, 0, ErrConCount, fmt.Sprintf("Too many connections: more than %d clients in their handshake", p.opt.MaxHandshakes))
+			c.Close()
+			continue
+		}
 		if !p.track(c, true) {
+			p.counts.handshaking.Add(-1)
 			c.Close()
 			return
 		}
@@ -240,51 +320,100 @@ func (p *Proxy) refuse(c net.Conn, seq byte, code uint16, msg string) {
 	c.Write(append(hdr, pkt...))
 }
 
-// handle proxies one connection.
+// greeting returns the greeting to send a client: the server's last one
+// (read once from a connection closed at once when the proxy has none
+// yet), with the proxy's connection number and its own scramble. A
+// server that answers with an ERR packet gets it returned with ok false.
+func (p *Proxy) greeting(conn uint64, deadline time.Time) (g []byte, ok bool, err error) {
+	p.greetMu.Lock()
+	defer p.greetMu.Unlock()
+	if p.greet == nil {
+		if p.greetErr != nil && time.Since(p.greetErrAt) < greetRetry {
+			return nil, false, p.greetErr
+		}
+		g, err := p.probe(deadline)
+		if err != nil {
+			p.greetErr, p.greetErrAt = err, time.Now()
+			return nil, false, err
+		}
+		if first(g) == hdrERR {
+			return g, false, nil
+		}
+		gr, err := parseGreeting(g)
+		if err != nil {
+			return nil, false, err
+		}
+		rewriteGreeting(g, gr, p.opt.extraStrip)
+		p.greet = g
+	}
+	g = append([]byte(nil), p.greet...)
+	ownGreeting(g, uint32(conn))
+	return g, true, nil
+}
+
+// probe reads the server's greeting from a connection it then closes,
+// by deadline and within DialTimeout.
+func (p *Proxy) probe(deadline time.Time) ([]byte, error) {
+	if d := time.Now().Add(p.opt.DialTimeout); d.Before(deadline) {
+		deadline = d
+	}
+	d := net.Dialer{Deadline: deadline}
+	c, err := d.Dial(p.opt.Network, p.opt.Address)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.SetDeadline(deadline)
+	g, _, err := readWhole(bufio.NewReaderSize(c, 512))
+	if err != nil {
+		return nil, fmt.Errorf("reading its greeting: %w", err)
+	}
+	return g, nil
+}
+
+// remember keeps the server's latest greeting (rewritten) for the next
+// clients.
+func (p *Proxy) remember(g []byte) {
+	p.greetMu.Lock()
+	p.greet, p.greetErr = append(p.greet[:0:0], g...), nil
+	p.greetMu.Unlock()
+}
+
+// handle proxies one connection: it greets the client itself, reads its
+// handshake response within HandshakeTimeout, and only then, under
+// MaxConns, connects to the server; the server's auth switch request
+// (see deferredPlugin) has the client authenticate with the server.
 func (p *Proxy) handle(client net.Conn) {
 	defer client.Close()
-	active := p.counts.active.Add(1)
+	p.counts.active.Add(1)
 	defer p.counts.active.Add(-1)
-	if active > int64(p.opt.MaxConns) {
-		p.refuse(client, 0, 1040, fmt.Sprintf("too many connections (more than %d)", p.opt.MaxConns))
-		return
-	}
-	d := net.Dialer{Timeout: p.opt.DialTimeout}
-	server, err := d.Dial(p.opt.Network, p.opt.Address)
+	handshaking := true
+	defer func() {
+		if handshaking {
+			p.counts.handshaking.Add(-1)
+		}
+	}()
+	deadline := time.Now().Add(p.opt.HandshakeTimeout)
+	client.SetDeadline(deadline)
+	conn := p.nextID.Add(1)
+	g, ok, err := p.greeting(conn, deadline)
 	if err != nil {
 		p.refuse(client, 0, 2003, fmt.Sprintf("cannot reach the server %s: %v", p.opt.Address, err))
 		return
 	}
-	defer server.Close()
-	if !p.track(server, true) {
+	if !ok { // the server refuses connections: the client gets its answer
+		writeRaw(client, 0, g)
 		return
 	}
-	defer p.track(server, false)
-	cr, sr := bufio.NewReaderSize(client, bufSize), bufio.NewReaderSize(server, bufSize)
-	cw, sw := bufio.NewWriterSize(client, bufSize), bufio.NewWriterSize(server, bufSize)
-
-	// The greeting, without TLS and compression.
-	g, seq, err := readWhole(sr)
+	if writeRaw(client, 0, g) != nil {
+		return
+	}
+	cr := bufio.NewReaderSize(client, bufSize)
+	h, seq, err := readClientHandshake(cr)
 	if err != nil {
-		return
-	}
-	if first(g) == hdrERR { // the server refuses the connection itself
-		writePacket(cw, seq, g)
-		cw.Flush()
-		return
-	}
-	gr, err := parseGreeting(g)
-	if err != nil {
-		p.refuse(client, seq, 1105, err.Error())
-		return
-	}
-	rewriteGreeting(g, gr, p.opt.extraStrip)
-	if writePacket(cw, seq, g) != nil || cw.Flush() != nil {
-		return
-	}
-	// The client's handshake response.
-	h, seq, err := readWhole(cr)
-	if err != nil {
+		if isTimeout(err) {
+			p.counts.handshakeTimeouts.Add(1)
+		}
 		return
 	}
 	hs, err := parseHandshake(h)
@@ -296,10 +425,57 @@ func (p *Proxy) handle(client net.Conn) {
 		p.refuse(client, seq+1, 1105, why)
 		return
 	}
+	if h, err = deferAuth(h, hs.caps); err != nil {
+		p.refuse(client, seq+1, 1105, err.Error())
+		return
+	}
+	if p.counts.upstream.Add(1) > int64(p.opt.MaxConns) {
+		p.counts.upstream.Add(-1)
+		p.counts.overCap.Add(1)
+		p.refuse(client, seq+1, ErrConCount, fmt.Sprintf("Too many connections: the proxy opens at most %d to the server", p.opt.MaxConns))
+		return
+	}
+	defer p.counts.upstream.Add(-1)
+	d := net.Dialer{Timeout: p.opt.DialTimeout}
+	server, err := d.Dial(p.opt.Network, p.opt.Address)
+	if err != nil {
+		p.refuse(client, seq+1, 2003, fmt.Sprintf("cannot reach the server %s: %v", p.opt.Address, err))
+		return
+	}
+	defer server.Close()
+	if !p.track(server, true) {
+		return
+	}
+	defer p.track(server, false)
+	server.SetDeadline(deadline)
+	sr := bufio.NewReaderSize(server, bufSize)
+	cw, sw := bufio.NewWriterSize(client, bufSize), bufio.NewWriterSize(server, bufSize)
+
+	// The server's greeting stays here: the client has the proxy's.
+	sg, _, err := readWhole(sr)
+	if err != nil {
+		return
+	}
+	if first(sg) == hdrERR { // the server refuses the connection itself
+		writeRaw(client, seq+1, sg)
+		return
+	}
+	gr, err := parseGreeting(sg)
+	if err != nil {
+		p.refuse(client, seq+1, 1105, err.Error())
+		return
+	}
+	rewriteGreeting(sg, gr, p.opt.extraStrip)
+	p.remember(sg)
 	if writePacket(sw, seq, h) != nil || sw.Flush() != nil {
 		return
 	}
-	s := newSession(p.nextID.Add(1), gr.connID, hs.caps&gr.caps, limits{maxText: p.opt.MaxText, maxPrepared: p.opt.MaxPrepared, maxPending: maxPending}, &p.counts)
+	server.SetDeadline(time.Time{})
+	client.SetWriteDeadline(time.Time{})
+	// The client's read deadline stays until it has authenticated.
+	handshaking = false
+	p.counts.handshaking.Add(-1)
+	s := newSession(conn, gr.connID, hs.caps&gr.caps, limits{maxText: p.opt.MaxText, maxPrepared: p.opt.MaxPrepared, maxPending: maxPending}, &p.counts)
 
 	done := make(chan struct{})
 	go func() {
@@ -308,17 +484,82 @@ func (p *Proxy) handle(client net.Conn) {
 		client.Close()
 		server.Close()
 	}()
-	p.clientToServer(s, cr, sw)
+	p.clientToServer(s, client, deadline, cr, sw)
 	client.Close()
 	server.Close()
 	<-done
 }
 
+// writeRaw writes one packet straight to c, bounded in time.
+func writeRaw(c net.Conn, seq byte, p []byte) error {
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err := c.Write(append([]byte{byte(len(p)), byte(len(p) >> 8), byte(len(p) >> 16), seq}, p...))
+	return err
+}
+
+// readClientHandshake reads the client's handshake response, bounded by
+// maxClientHandshake, its memory growing with what arrives.
+func readClientHandshake(r *bufio.Reader) ([]byte, byte, error) {
+	n, seq, err := readHeader(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	if n > maxClientHandshake {
+		return nil, 0, fmt.Errorf("%w: a handshake response of %d bytes", errMalformed, n)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, int64(n)))
+	if err == nil && len(b) < n {
+		err = io.ErrUnexpectedEOF
+	}
+	return b, seq, err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// waitClient waits for the client's next packet. Until the client has
+// authenticated, the handshake's deadline holds (a client past it is
+// counted and closed); after, with an IdleTimeout, a client that sends
+// nothing for that long while no command of its awaits a response and
+// the server has sent nothing is counted and closed.
+func (p *Proxy) waitClient(s *session, c net.Conn, handshake time.Time, r *bufio.Reader) error {
+	for {
+		authed := s.authenticated()
+		switch {
+		case !authed:
+			c.SetReadDeadline(handshake)
+		case p.opt.IdleTimeout > 0:
+			c.SetReadDeadline(time.Now().Add(p.opt.IdleTimeout))
+		default:
+			c.SetReadDeadline(time.Time{})
+		}
+		_, err := r.Peek(1)
+		if err == nil || !isTimeout(err) {
+			return err
+		}
+		switch {
+		case !authed && !s.authenticated():
+			p.counts.handshakeTimeouts.Add(1)
+			return err
+		case !authed: // authenticated meanwhile: now the idle timeout holds
+		case s.busy(p.opt.IdleTimeout):
+		default:
+			p.counts.idleClosed.Add(1)
+			return err
+		}
+	}
+}
+
 // clientToServer forwards the client's packets, telling the session about
 // each.
-func (p *Proxy) clientToServer(s *session, r *bufio.Reader, w *bufio.Writer) {
+func (p *Proxy) clientToServer(s *session, c net.Conn, handshake time.Time, r *bufio.Reader, w *bufio.Writer) {
 	buf := make([]byte, p.opt.MaxText+1)
 	for {
+		if r.Buffered() == 0 && p.waitClient(s, c, handshake, r) != nil {
+			return
+		}
 		n, seq, err := readHeader(r)
 		if err != nil {
 			return
@@ -349,7 +590,9 @@ func (p *Proxy) serverToClient(s *session, r *bufio.Reader, w *bufio.Writer) {
 		if _, err := io.ReadFull(r, buf[:k]); err != nil {
 			return
 		}
-		sts = s.fromServer(n, buf[:k], time.Now(), sts[:0])
+		now := time.Now()
+		s.lastServer.Store(now.UnixNano())
+		sts = s.fromServer(n, buf[:k], now, sts[:0])
 		// The response goes to the app first, then to OnStatement.
 		if forward(w, r, n, seq, buf[:k]) != nil {
 			return

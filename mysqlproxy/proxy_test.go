@@ -18,8 +18,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // recorder keeps what a proxy reports.
@@ -485,5 +485,196 @@ func TestClose(t *testing.T) {
 	}
 	if st := p.Stats(); st.Active != 0 {
 		t.Errorf("%d connections still active", st.Active)
+	}
+}
+
+// serverThreads reads the server's Threads_connected and
+// Max_used_connections.
+func serverThreads(t *testing.T, m *sandbox.MariaDB) (connected, maxUsed int) {
+	t.Helper()
+	rows, err := m.DB().Query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Threads_connected', 'Max_used_connections')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var v int
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		if k == "Threads_connected" {
+			connected = v
+		} else {
+			maxUsed = v
+		}
+	}
+	return connected, maxUsed
+}
+
+// idleSockets opens n TCP connections to p that send nothing, and waits
+// until the proxy has accepted them all.
+func idleSockets(t *testing.T, p *Proxy, n int) []net.Conn {
+	t.Helper()
+	before := p.Stats().Conns
+	var cs []net.Conn
+	t.Cleanup(func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	})
+	for range n {
+		c, err := net.Dial("tcp", p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	for deadline := time.Now().Add(10 * time.Second); p.Stats().Conns < before+int64(n); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy accepted %d of %d connections", p.Stats().Conns-before, n)
+		}
+	}
+	return cs
+}
+
+// TestConnectionBounds: sockets that never authenticate cost the server
+// nothing (300 of them used all of a server's 151 connections, root's
+// reserved one too, when the proxy connected to the server for each as it
+// accepted it), the proxy's own cap answers error 1040 through the
+// driver, a client that sends one byte of its handshake (or nothing) is
+// closed after HandshakeTimeout, and one idle between commands after
+// IdleTimeout, but not while its query runs.
+func TestConnectionBounds(t *testing.T) {
+	m := testServer(t)
+	rootCan := func(t *testing.T) {
+		t.Helper()
+		root, err := sql.Open("mysql", m.DSN(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer root.Close()
+		if err := root.Ping(); err != nil {
+			t.Errorf("root cannot connect: %v", err)
+		}
+	}
+	t.Run("300 idle sockets", func(t *testing.T) {
+		p := startProxy(t, m, Options{}, nil)
+		base, _ := serverThreads(t, m)
+		idleSockets(t, p, 300)
+		// A client of the app goes on working.
+		db := open(t, p, "")
+		var n int
+		if err := db.QueryRow("SELECT COUNT(*) FROM items").Scan(&n); err != nil || n != 5 {
+			t.Fatalf("a client while 300 sockets are idle: %d, %v", n, err)
+		}
+		conn, maxUsed := serverThreads(t, m)
+		if conn > base+1 || maxUsed > base+1+DefaultMaxConns {
+			t.Errorf("Threads_connected %d, Max_used_connections %d: more than the %d of the test and its client (cap %d)", conn, maxUsed, base+1, DefaultMaxConns)
+		}
+		rootCan(t)
+	})
+	t.Run("the cap is error 1040", func(t *testing.T) {
+		p := startProxy(t, m, Options{MaxConns: 2}, nil)
+		idleSockets(t, p, 300)
+		var held []*sql.Conn
+		for i := range 2 {
+			c, err := open(t, p, "").Conn(context.Background())
+			if err != nil {
+				t.Fatalf("client %d under the cap: %v", i+1, err)
+			}
+			held = append(held, c)
+		}
+		err := open(t, p, "").Ping()
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != ErrConCount || !strings.Contains(me.Message, "Too many connections") {
+			t.Errorf("a third client: %v, want error 1040 Too many connections", err)
+		}
+		if st := p.Stats(); st.OverCap != 1 || st.Upstream != 2 {
+			t.Errorf("over the cap %d, upstream %d; want 1 and 2", st.OverCap, st.Upstream)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+		rootCan(t)
+	})
+	t.Run("clients in their handshake past MaxHandshakes", func(t *testing.T) {
+		p := startProxy(t, m, Options{MaxHandshakes: 5}, nil)
+		idleSockets(t, p, 5)
+		err := open(t, p, "").Ping()
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != ErrConCount || !strings.Contains(me.Message, "more than 5 clients in their handshake") {
+			t.Errorf("a sixth client: %v, want error 1040", err)
+		}
+		if st := p.Stats(); st.OverCap != 1 || st.Upstream != 0 {
+			t.Errorf("over the cap %d, upstream %d; want 1 and 0", st.OverCap, st.Upstream)
+		}
+	})
+	t.Run("handshake timeout", func(t *testing.T) {
+		p := startProxy(t, m, Options{HandshakeTimeout: 500 * time.Millisecond}, nil)
+		silent := idleSockets(t, p, 1)[0]
+		oneByte := idleSockets(t, p, 1)[0]
+		if _, err := oneByte.Write([]byte{0x55}); err != nil {
+			t.Fatal(err)
+		}
+		for name, c := range map[string]net.Conn{"silent": silent, "one byte": oneByte} {
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, err := io.Copy(io.Discard, c) // the greeting, then the close
+			if err != nil {
+				t.Errorf("%s: not closed within 10 s: %v", name, err)
+			}
+		}
+		if st := p.Stats(); st.HandshakeTimeouts != 2 || st.Upstream != 0 {
+			t.Errorf("handshake timeouts %d, upstream %d; want 2 and 0", st.HandshakeTimeouts, st.Upstream)
+		}
+	})
+	t.Run("idle timeout", func(t *testing.T) {
+		p := startProxy(t, m, Options{IdleTimeout: 500 * time.Millisecond}, nil)
+		db := open(t, p, "")
+		// A query longer than the idle timeout is not idleness.
+		var slept int
+		if err := db.QueryRow("SELECT SLEEP(1.5)").Scan(&slept); err != nil {
+			t.Fatalf("a query longer than the idle timeout: %v", err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); p.Stats().IdleClosed == 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("an idle client still open after 10 s")
+			}
+		}
+		waitIdle(t, p)
+		// The pool reconnects.
+		if err := db.QueryRow("SELECT 1").Scan(&slept); err != nil {
+			t.Errorf("after the idle close: %v", err)
+		}
+		if st := p.Stats(); st.IdleClosed != 1 {
+			t.Errorf("idle closed %d", st.IdleClosed)
+		}
+	})
+}
+
+// TestSizeMaxConns: the proxy's cap leaves a server's other clients a
+// quarter of what is free, and is never over DefaultMaxConns nor under 1.
+func TestSizeMaxConns(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		maxConns, inUse int
+		want            int
+	}{
+		{"a default server, idle", 151, 1, DefaultMaxConns},
+		{"a default server, busy", 151, 120, 24},
+		{"nearly full", 151, 148, 1},
+		{"over full", 151, 160, 1},
+		{"a small server", 20, 2, 14},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SizeMaxConns(tc.maxConns, tc.inUse); got != tc.want {
+				t.Errorf("SizeMaxConns(%d, %d) = %d, want %d", tc.maxConns, tc.inUse, got, tc.want)
+			}
+		})
+	}
+	m := sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: map[string]string{"max_connections": "20"}})
+	got, err := MaxConnsFor(context.Background(), m.DB())
+	if err != nil || got < 11 || got > 15 { // 1 to 5 connections in use
+		t.Errorf("MaxConnsFor a server of 20 connections: %d, %v", got, err)
 	}
 }

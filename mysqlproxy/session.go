@@ -3,6 +3,7 @@ package mysqlproxy
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -131,6 +132,8 @@ type session struct {
 	prepSize int
 	lim      limits
 	counts   *counters
+	// lastServer is when the server's last packet was read (UnixNano).
+	lastServer atomic.Int64
 }
 
 // limits bound what a session keeps.
@@ -140,6 +143,25 @@ type limits struct {
 
 func newSession(conn uint64, serverID, caps uint32, lim limits, counts *counters) *session {
 	return &session{conn: conn, serverID: serverID, caps: caps, prepared: map[uint32][]byte{}, lim: lim, counts: counts}
+}
+
+// authenticated reports a session past its first authentication.
+func (s *session) authenticated() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.phase != phaseAuth || len(s.queue) > 0 // a COM_CHANGE_USER's exchange is not the first
+}
+
+// busy reports a session whose client may rightly send nothing for idle:
+// a command of its awaits (the rest of) a response, or it is sending a
+// LOCAL INFILE's data, or the server sent something within idle.
+func (s *session) busy(idle time.Duration) bool {
+	if time.Since(time.Unix(0, s.lastServer.Load())) < idle {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) > 0 || s.infile
 }
 
 // untrack stops recording for good.

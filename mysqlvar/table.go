@@ -149,11 +149,11 @@ var versionTable = []varFact{
 	// Other global buffers
 	{name: "key_buffer_size", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual; MariaDB KB"},
 	{name: "aria_pagecache_buffer_size", mariadb: always, source: "MariaDB KB (Aria, MariaDB only)"},
-	// InnoDB flushing, locking, memory (seeds 000, 002, 004)
+	// InnoDB flushing, locking, memory (the ISUCON5 qualifier write-up, the 2015 tpcc-mysql contest entry and the smartphone game backend)
 	{name: "innodb_max_dirty_pages_pct", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
-		source: "MySQL manual (default 75, 90 since 8.0.3); MariaDB KB (default 90 since 10.5.7); seed 002 set 90; verified dynamic on 10.11.19"},
+		source: "MySQL manual (default 75, 90 since 8.0.3); MariaDB KB (default 90 since 10.5.7); the 2015 tpcc-mysql contest write-up set 90; verified dynamic on 10.11.19"},
 	{name: "innodb_lru_scan_depth", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
-		source: "MySQL manual (default 1024); MariaDB KB (default 1536 since 10.5.7); seed 002 set 2000; verified dynamic on 10.11.19"},
+		source: "MySQL manual (default 1024); MariaDB KB (default 1536 since 10.5.7); the 2015 tpcc-mysql contest write-up set 2000; verified dynamic on 10.11.19"},
 	{name: "innodb_autoinc_lock_mode", mysql: always, mariadb: always,
 		source: "MySQL manual (default 2, interleaved, since 8.0.3; 1 before); MariaDB KB (default 1); read-only; verified on 10.11.19"},
 	{name: "binlog_format", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
@@ -164,7 +164,7 @@ var versionTable = []varFact{
 	{name: "performance_schema", mysql: always, mariadb: always, source: "MySQL manual (on by default); MariaDB KB (off by default); read-only"},
 	{name: "slow_query_log", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual; MariaDB KB"},
 	{name: "long_query_time", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always, source: "MySQL manual; MariaDB KB"},
-	// Knobs of the search (package knobsearch): seed 002's and the InnoDB
+	// Knobs of the search (package knobsearch): the 2015 tpcc-mysql contest's and the InnoDB
 	// manual's flushing and concurrency settings.
 	{name: "innodb_max_dirty_pages_pct_lwm", mysql: always, mariadb: always, dynMySQL: always, dynMariaDB: always,
 		source: "MySQL manual (5.6.6); MariaDB KB; verified dynamic on 10.11.19"},
@@ -175,7 +175,7 @@ var versionTable = []varFact{
 	{name: "innodb_change_buffering", mysql: always, mariadb: before(11, 0, 0), dynMySQL: always, dynMariaDB: before(11, 0, 0),
 		source: "MySQL manual (default none in 8.4); MariaDB KB (deprecated 10.9, removed 11.0; default none since 10.5.15); verified dynamic on 10.11.19"},
 	{name: "innodb_thread_concurrency", mysql: always, mariadb: before(10, 6, 0), dynMySQL: always, dynMariaDB: before(10, 6, 0),
-		source: "MySQL manual; MariaDB KB (deprecated 10.5.5, removed 10.6.0); seed 002 found it weak; verified absent on 10.11.19"},
+		source: "MySQL manual; MariaDB KB (deprecated 10.5.5, removed 10.6.0); the 2015 tpcc-mysql contest write-up found it weak; verified absent on 10.11.19"},
 	{name: "innodb_purge_threads", mysql: always, mariadb: always, dynMariaDB: since(10, 5, 2),
 		source: "MySQL manual (read-only); MariaDB KB (dynamic since 10.5.2); verified dynamic on 10.11.19"},
 	{name: "innodb_read_io_threads", mysql: always, mariadb: always, dynMariaDB: since(10, 11, 0),

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/stacktune/stacktune/internal/bytesconv"
 )
 
 // targetKind is what an edit's context names.
@@ -257,34 +255,6 @@ func identity(name string, args []string) string {
 		return args[0]
 	}
 	return ""
-}
-
-// listenKey is a listen address as nginx binds it: "*:80", "[::]:443",
-// "127.0.0.1:8080", "unix:/run/a.sock".
-func listenKey(a string) string {
-	if strings.HasPrefix(a, "unix:") {
-		return a
-	}
-	host, port := a, ""
-	switch {
-	case bytesconv.IsDigits(a):
-		host, port = "*", a
-	case strings.HasPrefix(a, "["):
-		if i := strings.IndexByte(a, ']'); i >= 0 {
-			host, port = a[:i+1], strings.TrimPrefix(a[i+1:], ":")
-		}
-	default:
-		if i := strings.LastIndexByte(a, ':'); i >= 0 {
-			host, port = a[:i], a[i+1:]
-		}
-	}
-	if host == "" || host == "0.0.0.0" {
-		host = "*"
-	}
-	if port == "" {
-		port = "80"
-	}
-	return strings.ToLower(host) + ":" + port
 }
 
 // op replaces data[start:end] of a file with text (an insertion when

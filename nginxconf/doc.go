@@ -1,8 +1,9 @@
 // Package nginxconf is stacktune's one owner of nginx configurations:
 // it reads them into one tree of directives, says which values nginx
 // applies in a block, and edits them. Packages collect (the nginx layer of
-// a snapshot), accesslog (log_format) and apply ask it, and keep no
-// directive type, tree or inheritance rule of their own.
+// a snapshot), accesslog (log_format), diagnose and apply ask it, and keep
+// no directive type, tree, listen parser, log_format lookup or
+// inheritance rule of their own.
 //
 // # Reading: the tree
 //
@@ -16,14 +17,40 @@
 // lists the whole configuration, Within and Enclosing look outward.
 // Label is a directive as a context names it ("location /api"), Path a
 // block as edit contexts and the audit name it ("http>server>location
-// /api"); the context a directive is in is its Parent's Path.
+// /api"); the context a directive is in is its Parent's Path. Listing is
+// the configuration as a snapshot lists it, written to JSON and read back
+// as a tree of the same Directives (detached from the files).
+//
+// # What directives say
+//
+// ParseListen reads a listen directive (address, port, unix socket,
+// backlog and the other parameters); Apply tells two listen directives
+// apart by the same reading. ParseAccessLog reads an access_log
+// directive (off, or the path, the format's name and the parameters);
+// PassKind and PassTarget a *_pass directive (the handler it makes, the
+// upstream or host it names, a unix socket). Config.LogFormat is the one log_format
+// lookup, with nginx's rules: the http context's formats (a snippet's top
+// level is the http context), the predefined combined (CombinedLogFormat),
+// and a name defined twice, combined included, refused as nginx refuses
+// it. Config.Upstreams reads the http context's upstream blocks (servers,
+// keepalive), Config.MapDefault the value a map's variable takes for a
+// request without what the map reads.
+//
+// # The binary's defaults
+//
+// ParseBuild reads nginx -V (the version, the configure arguments);
+// Defaults are the settings the audit reads at each level (Config.Block:
+// main, events, http) with nginx's default for that build, as they
+// changed between versions (keepalive_requests 100 before 1.19.10, and
+// others) and as configure set them (client_body_temp_path).
 //
 // # Effective values
 //
 // Config.Effective(block, name) gives the directives named name that
 // nginx applies in block, Config.Value the arguments of the one that
 // applies (the last), and Config.Overrides the places inside a block that
-// set a directive again. The inheritance rules, listed in inherit.go with
+// set a directive again; ParseSize reads a size value as nginx's size
+// directives take it (16k, 1m). The inheritance rules, listed in inherit.go with
 // their sources in nginx's documentation: a directive set in a block
 // applies in the blocks inside it unless one sets it again (the nearest
 // block that has it decides); directives that repeat (access_log,

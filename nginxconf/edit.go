@@ -47,10 +47,43 @@ func trimArgs(s string) string {
 	return s[:i]
 }
 
-// Check validates an edit's name and arguments.
+// directiveName: nginx's directive names are lower-case letters,
+// digits and '_'.
+func directiveName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// loadsCode reports whether a directive makes nginx read other
+// configuration or load or run code: include, load_module, and the
+// embedded languages' directives (perl, Lua, njs).
+func loadsCode(name string) bool {
+	switch {
+	case name == "include", name == "load_module", name == "env", name == "ssl_engine",
+		strings.HasPrefix(name, "perl"), strings.HasPrefix(name, "lua_"), strings.Contains(name, "_by_lua"),
+		strings.HasPrefix(name, "js_"):
+		return true
+	}
+	return false
+}
+
+// Check validates an edit's name and arguments: a directive name that
+// loads nothing, and arguments that nginx's lexer reads as words (no ';',
+// braces or comments).
 func (e Edit) Check() error {
-	if e.Name == "" || strings.ContainsAny(e.Name, " \t\r\n;{}\"'#\\$") {
+	if !directiveName(e.Name) {
 		return fmt.Errorf("%q is not a directive name", e.Name)
+	}
+	if loadsCode(e.Name) {
+		return fmt.Errorf("%s loads code or other files: an edit may not set it", e.Name)
 	}
 	if _, err := words(e.Args); err != nil {
 		return fmt.Errorf("%s: arguments %q: %w", e.Name, e.Args, err)

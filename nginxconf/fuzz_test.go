@@ -1,11 +1,13 @@
 package nginxconf
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -391,4 +393,91 @@ func refPathIs(n *Directive, want string) bool {
 		want = want[:len(want)-len(l)-1]
 	}
 	return false
+}
+
+// FuzzListingJSON feeds arbitrary JSON to a Listing: it reads a tree or
+// returns an error, never panics, and what it reads writes back and
+// reads again to the same JSON.
+func FuzzListingJSON(f *testing.F) {
+	f.Add([]byte(`[{"name":"http","args":[],"context":"","file":"a","line":1,"block":true,"parent":-1},{"name":"listen","args":["80"],"context":"http","file":"a","line":2,"parent":0}]`))
+	f.Add([]byte(`[{"name":"x","parent":0}]`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var l Listing
+		if json.Unmarshal(data, &l) != nil {
+			return
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatalf("a listing read from JSON does not write: %v", err)
+		}
+		var again Listing
+		if err := json.Unmarshal(b, &again); err != nil {
+			t.Fatalf("written %s, not read back: %v", b, err)
+		}
+		if b2, _ := json.Marshal(again); string(b2) != string(b) {
+			t.Fatalf("written twice differently:\n%s\n%s", b, b2)
+		}
+	})
+}
+
+// FuzzParseListen: any listen arguments read without panicking, and the
+// address is read one way (listenKey agrees with ParseListen).
+func FuzzParseListen(f *testing.F) {
+	for _, a := range []string{"80", "[::]:443", "unix:/run/a.sock", "0.0.0.0:8080", "localhost", "[::1", ":81", "a:b:c"} {
+		f.Add(a, "backlog=10")
+	}
+	f.Fuzz(func(t *testing.T, addr, param string) {
+		l, ok := ParseListen([]string{addr, param})
+		if !ok {
+			t.Fatal("two arguments not read")
+		}
+		if l.Unix {
+			if listenKey(addr) != addr {
+				t.Fatalf("unix key %q of %q", listenKey(addr), addr)
+			}
+			return
+		}
+		host, port, _ := splitListen(addr)
+		if port == "" && l.Port != 80 || port != "" && l.Port != atoiOr0(port) {
+			t.Fatalf("%q: port %d", addr, l.Port)
+		}
+		if l.Address != host {
+			t.Fatalf("%q: address %q, key host %q", addr, l.Address, host)
+		}
+	})
+}
+
+// atoiOr0 is strconv.Atoi's value, its error ignored (the largest int
+// for a port too large for one), as ParseListen reads numbers.
+func atoiOr0(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// FuzzParseSeconds: any text is a time or refused, never a panic, and a
+// time is never negative.
+func FuzzParseSeconds(f *testing.F) {
+	for _, s := range []string{"65", "75s", "1m", "500ms", "1h30m", "1y", "10x", "", "99999999999999999999d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if v, ok := ParseSeconds(s); ok && (v < 0 || v != v) {
+			t.Fatalf("ParseSeconds(%q) = %v", s, v)
+		}
+	})
+}
+
+// FuzzPassTarget: any *_pass argument splits without panicking, into a
+// host without a URI, or a unix socket without a host.
+func FuzzPassTarget(f *testing.F) {
+	for _, s := range []string{"http://app", "https://127.0.0.1:8443/x", "http://unix:/run/a.sock:/uri", "unix:/run/php.sock", "php", "://", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, arg string) {
+		host, unix := PassTarget(arg)
+		if strings.Contains(host, "/") || unix && host != "" {
+			t.Fatalf("PassTarget(%q) = %q, %v", arg, host, unix)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stacktune/stacktune/input"
 	"io"
 	"os"
 	"os/exec"
@@ -453,8 +454,8 @@ func TestReadLimited(t *testing.T) {
 			if tc.data >= 0 {
 				r = io.LimitReader(src, tc.data)
 			}
-			b, err := readLimited(r, tc.size, tc.limit)
-			var tl *tooLargeError
+			b, err := input.ReadLimited(r, tc.size, tc.limit)
+			var tl *input.TooLargeError
 			if tc.tooLarge != errors.As(err, &tl) {
 				t.Fatalf("err %v, want too large %v", err, tc.tooLarge)
 			}

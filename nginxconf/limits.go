@@ -2,14 +2,11 @@ package nginxconf
 
 import (
 	"errors"
-	"fmt"
-	"io"
-	"io/fs"
+	"github.com/stacktune/stacktune/input"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 )
 
 // The bounds on what Load and Parse read, so that a configuration that
@@ -49,119 +46,14 @@ const (
 )
 
 // readFunc reads the file at path, refusing anything but a regular file
-// and a file larger than limit bytes (a *tooLargeError) without reading
+// and a file larger than limit bytes (an *input.TooLargeError) without reading
 // more than limit+1 bytes of it.
 type readFunc func(path string, limit int64) ([]byte, error)
 
-// tooLargeError is a file larger than the bytes left to read.
-type tooLargeError struct {
-	path  string
-	limit int64
-}
-
-func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("%s is larger than %s", e.path, sizeText(e.limit))
-}
-
-// sizeText writes a byte count the way the bounds are given.
-func sizeText(n int64) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// fileKind names what a file that is not regular is.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "not a regular file (" + m.Type().String() + ")"
-}
-
-// readFile is the readFunc of Load. It opens only what stat says is a
-// regular file: opening a device can act (a watchdog arms, a tape
-// rewinds), opening a FIFO blocks until someone writes. It opens without
-// blocking and without taking a terminal, and looks again at what it
-// opened, so a file swapped for another kind in between is refused too.
-func readFile(path string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := regular(path, fi); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := regular(path, fi); err != nil {
-		return nil, err
-	}
-	if fi.Size() > limit {
-		return nil, &tooLargeError{path: path, limit: limit}
-	}
-	data, err := readLimited(f, fi.Size(), limit)
-	if err != nil {
-		var tl *tooLargeError
-		if errors.As(err, &tl) {
-			tl.path = path
-			return nil, tl
-		}
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return data, nil
-}
-
-// regular is an error naming what path is unless it is a regular file.
-func regular(path string, fi fs.FileInfo) error {
-	if fi.Mode().IsRegular() {
-		return nil
-	}
-	kind := fileKind(fi.Mode())
-	if strings.HasPrefix(kind, "not ") {
-		return fmt.Errorf("%s is %s", path, kind)
-	}
-	return fmt.Errorf("%s is %s, not a regular file", path, kind)
-}
-
-// readLimited reads r to its end, expecting size bytes (a hint: files
-// in /proc say 0), and fails with a *tooLargeError once it has more than
-// limit, having read at most limit+1 bytes.
-func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
-	lr := io.LimitReader(r, limit+1)
-	buf := make([]byte, 0, min(max(size, 0), limit)+1)
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, min(max(cap(buf), 4096), int(limit+1)-len(buf)))
-		}
-		n, err := lr.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, &tooLargeError{limit: limit}
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
+// readFile is the readFunc of Load: package input's ReadFile, which
+// opens only a regular file (opening a device can act, opening a FIFO
+// blocks until someone writes), without blocking, and bounded.
+func readFile(path string, limit int64) ([]byte, error) { return input.ReadFile(path, limit) }
 
 // hasMeta reports whether an include path is a glob.
 func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[") }

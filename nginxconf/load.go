@@ -3,6 +3,7 @@ package nginxconf
 import (
 	"errors"
 	"fmt"
+	"github.com/stacktune/stacktune/input"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,7 +113,7 @@ func Load(mainPath string) (*Config, error) {
 func load(mainPath string, read readFunc) (*Config, error) {
 	data, err := read(mainPath, MaxFileBytes)
 	if err != nil {
-		var tl *tooLargeError
+		var tl *input.TooLargeError
 		if errors.As(err, &tl) {
 			return nil, fmt.Errorf("nginx configuration: %w, the most nginxconf reads of one file (MaxFileBytes)", err)
 		}
@@ -125,7 +126,7 @@ func load(mainPath string, read readFunc) (*Config, error) {
 // read, or are plain directives when read is nil.
 func parse(path string, data []byte, read readFunc) (*Config, error) {
 	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes, more than %s, the most nginxconf reads of one file (MaxFileBytes)", path, len(data), sizeText(MaxFileBytes))
+		return nil, fmt.Errorf("%s: %d bytes, more than %s, the most nginxconf reads of one file (MaxFileBytes)", path, len(data), input.SizeText(MaxFileBytes))
 	}
 	c := &Config{byAbs: map[string]*file{}}
 	c.root = &Directive{block: true, close: -1}
@@ -317,9 +318,9 @@ func (p *parser) include(f *file, n, parent *Directive, depth, base int) error {
 		} else {
 			var err error
 			if data, err = p.read(m, min(MaxFileBytes, left)); err != nil {
-				var tl *tooLargeError
-				if errors.As(err, &tl) && tl.limit < MaxFileBytes {
-					return fail("%s: the configuration would be larger than %s in all, the most nginxconf reads (MaxTotalBytes; %s read before it)", m, sizeText(MaxTotalBytes), sizeText(p.total))
+				var tl *input.TooLargeError
+				if errors.As(err, &tl) && tl.Limit < MaxFileBytes {
+					return fail("%s: the configuration would be larger than %s in all, the most nginxconf reads (MaxTotalBytes; %s read before it)", m, input.SizeText(MaxTotalBytes), input.SizeText(p.total))
 				}
 				if tl != nil {
 					return fail("%v, the most nginxconf reads of one file (MaxFileBytes)", err)
@@ -328,10 +329,10 @@ func (p *parser) include(f *file, n, parent *Directive, depth, base int) error {
 			}
 		}
 		if int64(len(data)) > left {
-			return fail("%s: the configuration would be larger than %s in all, the most nginxconf reads (MaxTotalBytes; %s read before it)", m, sizeText(MaxTotalBytes), sizeText(p.total))
+			return fail("%s: the configuration would be larger than %s in all, the most nginxconf reads (MaxTotalBytes; %s read before it)", m, input.SizeText(MaxTotalBytes), input.SizeText(p.total))
 		}
 		if len(data) > MaxFileBytes {
-			return fail("%s is larger than %s, the most nginxconf reads of one file (MaxFileBytes)", m, sizeText(MaxFileBytes))
+			return fail("%s is larger than %s, the most nginxconf reads of one file (MaxFileBytes)", m, input.SizeText(MaxFileBytes))
 		}
 		p.total += int64(len(data))
 		inc, err := p.c.addFile(m, data)

@@ -11,11 +11,16 @@ import (
 
 	"github.com/stacktune/stacktune/digest"
 	"github.com/stacktune/stacktune/fingerprint"
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // ErrDisabled means performance_schema cannot give statement digests on this
 // server; the error text says what to change.
 var ErrDisabled = errors.New("performance_schema statement digests are not available")
+
+// ReasonDigestTableFull counts the statements of the NULL digest row: the
+// digest table was full, so the server summed them without a class.
+var ReasonDigestTableFull = skip.Define("digest_table_full", "digest table full (NULL digest row); raise performance_schema_digests_size")
 
 // Options configures Digest.
 type Options struct {
@@ -344,7 +349,7 @@ func Diff(a, b *Snapshot, opt Options) (*digest.Report, error) {
 	if len(opt.Filter.Users) > 0 {
 		return nil, errors.New("performance_schema keeps digests per schema, not per user: filter by user works only on slow logs")
 	}
-	rep := &digest.Report{Source: "performance_schema", Skipped: digest.Skipped{Reasons: map[string]int64{}}}
+	rep := &digest.Report{Source: "performance_schema", Skipped: digest.Skipped{Reasons: skip.Counts{}}}
 	rep.Overall.IntervalSeconds = b.At.Sub(a.At).Seconds()
 	rep.Overall.Inputs = []string{"performance_schema.events_statements_summary_by_digest on " + b.Version}
 	byFP := map[string]*digest.Class{}
@@ -393,7 +398,7 @@ func Diff(a, b *Snapshot, opt Options) (*digest.Report, error) {
 		rep.Classes = append(rep.Classes, *c)
 	}
 	if overflow > 0 {
-		rep.Skipped.Reasons["digest table full (NULL digest row); raise performance_schema_digests_size"] = overflow
+		rep.Skipped.Reasons.Add(ReasonDigestTableFull, overflow)
 		rep.Skipped.Count += overflow
 	}
 	for k := range a.Rows {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/digest"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestDiffOnRealServer runs known statements between two snapshots of a

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stacktune/stacktune/input"
 )
 
 // Bounds of Load.
@@ -92,22 +94,12 @@ func (c *Config) read(path string, depth int) error {
 	if len(c.Files) >= MaxFiles {
 		return fmt.Errorf("%s: more than %d files included", c.Main, MaxFiles)
 	}
-	fi, err := os.Stat(path)
+	b, err := input.ReadFile(path, MaxFileBytes)
+	if errors.Is(err, input.ErrTooLarge) {
+		return fmt.Errorf("%w (phpfpmconf.MaxFileBytes)", err)
+	}
 	if err != nil {
 		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > MaxFileBytes {
-		return fmt.Errorf("%s: larger than %d bytes", path, MaxFileBytes)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if len(b) > MaxFileBytes {
-		return fmt.Errorf("%s: larger than %d bytes", path, MaxFileBytes)
 	}
 	return c.parse(path, b, depth)
 }
@@ -253,6 +245,18 @@ func plain(s, extra string) bool {
 	}
 	return true
 }
+
+// tunable are the pool settings a change may make: the process
+// manager's and the request limits. Never the ones that load code
+// (php_admin_value[auto_prepend_file]), name files or users, or listen
+// elsewhere.
+var tunable = []string{"pm", "pm.max_children", "pm.start_servers", "pm.min_spare_servers", "pm.max_spare_servers",
+	"pm.max_spawn_rate", "pm.process_idle_timeout", "pm.max_requests", "request_terminate_timeout",
+	"request_terminate_timeout_track_finished", "request_slowlog_timeout", "rlimit_files", "rlimit_core", "listen.backlog"}
+
+// Tunable reports whether a change may set the pool setting k: the
+// process manager's settings and the request and resource limits.
+func Tunable(k string) bool { return slices.Contains(tunable, k) }
 
 // Pool returns the pool named name, nil when there is none.
 func (c *Config) Pool(name string) *Pool {

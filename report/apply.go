@@ -56,6 +56,9 @@ func ApplyResult(w io.Writer, res *apply.Result, format string, rollback bool) e
 		for _, f := range t.Files {
 			fprintf(&b, "  %s %s\n", verb, f)
 		}
+		if t.Where != "" && !rollback {
+			fprintf(&b, "  %s\n", t.Where)
+		}
 		keys := slices.Sorted(maps.Keys(t.After))
 		for _, k := range t.Before.Keys() {
 			if _, ok := t.After[k]; !ok {
@@ -92,11 +95,17 @@ func orDash(s string) string {
 	return s
 }
 
+// ApplyDryRunJSON is the JSON of a dry run: {"dry_run": true, "plan": ...}.
+type ApplyDryRunJSON struct {
+	DryRun bool        `json:"dry_run"`
+	Plan   *apply.Plan `json:"plan"`
+}
+
 // ApplyDryRun writes what apply.DryRun found: each file's diff (or that
 // it is unchanged, or skipped), the targets whose running values could
 // not be read, every setting's plan (running value, wanted value, how)
-// and the problems that would refuse the transaction. JSON is
-// {"dry_run": true, "plan": apply.Plan}.
+// and the problems that would refuse the transaction. JSON is an
+// ApplyDryRunJSON.
 func ApplyDryRun(w io.Writer, plan *apply.Plan, format string) error {
 	if err := CheckFormat(format, ApplyFormats...); err != nil {
 		return err
@@ -105,7 +114,7 @@ func ApplyDryRun(w io.Writer, plan *apply.Plan, format string) error {
 		plan = &apply.Plan{Files: []apply.Preview{}, Steps: []apply.Step{}}
 	}
 	if format == JSON {
-		return WriteJSON(w, map[string]any{"dry_run": true, "plan": plan})
+		return WriteJSON(w, ApplyDryRunJSON{DryRun: true, Plan: plan})
 	}
 	var b strings.Builder
 	b.WriteString("dry run: nothing is changed\n")
@@ -122,6 +131,9 @@ func ApplyDryRun(w io.Writer, plan *apply.Plan, format string) error {
 		default:
 			fprintf(&b, "\n%s: would change %s:\n%s", f.Target, f.Path, block{f.Diff, ""})
 		}
+		if f.Where != "" {
+			fprintf(&b, "%s\n", f.Where)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(plan.Unread)) {
 		fprintf(&b, "\n%s: the running values could not be read: %s\n", name, plan.Unread[name])
@@ -134,7 +146,7 @@ func ApplyDryRun(w io.Writer, plan *apply.Plan, format string) error {
 		if st.Expect != "" {
 			fprintf(&b, " (the server will show %s)", st.Expect)
 		}
-		fprintf(&b, "  [%s", st.How)
+		fprintf(&b, "  [%s", HowText(st.How))
 		if st.Command != "" {
 			fprintf(&b, ": %s", st.Command)
 		}
@@ -175,20 +187,17 @@ func ApplyTransactions(w io.Writer, hist []apply.Summary, state, format string) 
 		_, err := fprintf(w, "no transactions in %s\n", state)
 		return err
 	}
-	var b strings.Builder
-	for _, s := range hist {
-		fprintf(&b, "%s  %-15s  %s", s.ID, s.State, s.Started.Local().Format("2006-01-02 15:04:05"))
-		if s.Label != "" {
-			fprintf(&b, "  %s", s.Label)
-		}
-		b.WriteString("\n")
-		for _, f := range s.Files {
-			fprintf(&b, "    %s\n", f)
-		}
-		if s.Error != "" {
-			fprintf(&b, "    error: %s\n", s.Error)
-		}
+	ew := &errWriter{w: w}
+	rows := make([][]string, len(hist))
+	for i, s := range hist {
+		rows[i] = []string{s.ID, string(s.State), s.Started.Local().Format("2006-01-02 15:04:05"), s.Label}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	sectionWriter{e: ew}.tableUnder(nil, "llll", rows, func(i int) []string {
+		out := slices.Clone(hist[i].Files)
+		if hist[i].Error != "" {
+			out = append(out, "error: "+hist[i].Error)
+		}
+		return out
+	})
+	return ew.err
 }

@@ -26,6 +26,7 @@ func Audit(w io.Writer, r *advise.Result, format string) error {
 	}
 	md := format == Markdown
 	ew := &errWriter{w: w}
+	sw := sectionWriter{e: ew, md: md}
 	counts := map[string]int64{}
 	for _, f := range r.Findings {
 		counts[string(f.Severity)]++
@@ -60,13 +61,7 @@ func Audit(w io.Writer, r *advise.Result, format string) error {
 		} else {
 			ew.printf("\n%d. [%s] %s  (%s, %s)\n", i+1, strings.ToUpper(string(f.Severity)), f.Title, f.ID, f.Layer)
 		}
-		for _, l := range findingLines(&f) {
-			if md {
-				ew.printf("- %s\n", mdEscape(l))
-			} else {
-				ew.printf("   %s\n", l)
-			}
-		}
+		sw.list(findingLines(&f))
 	}
 	return ew.err
 }

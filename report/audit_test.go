@@ -25,7 +25,7 @@ func TestAuditRenderers(t *testing.T) {
 			Also:     []changeset.Change{{Kind: "mysql-variable", Target: "mysqld", Name: "max_heap_table_size", From: "16384", To: "67108864", Direction: "increase"}},
 			Effect:   "implicit temporary tables stay in memory",
 			Risk:     changeset.Risk{Memory: "up to 64 MiB per temporary table"},
-			Source:   "seed 004; MySQL manual",
+			Source:   "the smartphone game backend's write-up; MySQL manual",
 		}},
 		CollectorErrors: []collect.CollectorError{{Collector: "redis", Error: "dial tcp 127.0.0.1:6379: connection refused"}},
 		NotSeen:         []string{"memcached: not collected"},

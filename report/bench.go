@@ -5,7 +5,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/stacktune/stacktune/benchrun"
@@ -90,31 +89,26 @@ func Bench(w io.Writer, s *benchrun.Summary, format string) error {
 		ew.printf("# slow: %s responses over their step's slow_after (%s of %s requests)\n", Count(s.Slow), Percent(s.SlowRate), Count(slowOf))
 	}
 	ew.printf("\n")
-	if ew.err != nil {
-		return ew.err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	sw := sectionWriter{e: ew}
+	heads := []string{"Requests", "Req/s", "Errors", "p50", "p90", "p99", "Max", "Bytes", "Step"}
 	if slowSteps {
 		// Slow responses and the step's slow_after ("-" for a step without).
-		fprintf(tw, "Requests\tReq/s\tErrors\tSlow\tAfter\tp50\tp90\tp99\tMax\tBytes\t Step\n")
-	} else {
-		fprintf(tw, "Requests\tReq/s\tErrors\tp50\tp90\tp99\tMax\tBytes\t Step\n")
+		heads = []string{"Requests", "Req/s", "Errors", "Slow", "After", "p50", "p90", "p99", "Max", "Bytes", "Step"}
 	}
+	var rows [][]string
 	for _, st := range s.Steps {
-		lat := []any{msDur(st.LatencyMS.P50), msDur(st.LatencyMS.P90), msDur(st.LatencyMS.P99), msDur(st.LatencyMS.Max), Bytes(st.Bytes), st.Name}
-		if !slowSteps {
-			fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", append([]any{Count(st.Requests), PerSecond(st.RPS), Count(st.Errors)}, lat...)...)
-			continue
+		row := []string{Count(st.Requests), PerSecond(st.RPS), Count(st.Errors)}
+		if slowSteps {
+			slow, after := "-", "-"
+			if st.SlowAfterMS > 0 {
+				slow, after = Count(st.Slow), msDur(st.SlowAfterMS)
+			}
+			row = append(row, slow, after)
 		}
-		slow, after := "-", "-"
-		if st.SlowAfterMS > 0 {
-			slow, after = Count(st.Slow), msDur(st.SlowAfterMS)
-		}
-		fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", append([]any{Count(st.Requests), PerSecond(st.RPS), Count(st.Errors), slow, after}, lat...)...)
+		rows = append(rows, append(row, msDur(st.LatencyMS.P50), msDur(st.LatencyMS.P90), msDur(st.LatencyMS.P99),
+			msDur(st.LatencyMS.Max), Bytes(st.Bytes), st.Name))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	sw.table(heads, strings.Repeat(string(colRight), len(heads)-1)+string(colLeft), rows)
 	var details []string
 	for _, st := range s.Steps {
 		for _, d := range st.Details {
@@ -124,9 +118,7 @@ func Bench(w io.Writer, s *benchrun.Summary, format string) error {
 	if len(details) > 0 {
 		sort.Strings(details)
 		ew.printf("\nFirst errors:\n")
-		for _, d := range details {
-			ew.printf("  %s\n", d)
-		}
+		sw.list(details)
 	}
 	return ew.err
 }

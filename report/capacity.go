@@ -107,15 +107,17 @@ func planText(w *bufio.Writer, p *capacity.Report) {
 		planWrap(w, "", "", h)
 	}
 	w.WriteString("\nSettings\n")
+	var rows [][]string
 	for _, r := range p.Results {
 		if s := r.Setting; s != nil {
 			extra := s.Host
 			if n := planNow(s); n != "" {
 				extra += ", " + n
 			}
-			fprintf(w, "  %-4s  %-46s %s\n", planVerb(s), s.Line(), extra)
+			rows = append(rows, []string{planVerb(s), s.Line(), extra})
 		}
 	}
+	sectionWriter{e: &errWriter{w: w}}.table(nil, "lll", rows)
 	for i, r := range p.Results {
 		fprintf(w, "\n%d. %s: %s %s\n", i+1, r.Title, capacity.Num(r.Value), r.Unit)
 		planWrap(w, "   ", "formula", r.Formula)
@@ -139,16 +141,21 @@ func planMarkdown(w *bufio.Writer, p *capacity.Report) {
 	for _, h := range planHeader(p.Inputs) {
 		fprintf(w, "- %s\n", mdEscape(h))
 	}
-	w.WriteString("\n## Settings\n\n| | Host | Setting | Now | For |\n|---|---|---|---|---|\n")
+	sw := sectionWriter{e: &errWriter{w: w}, md: true}
+	sw.heading("Settings")
+	var rows [][]string
 	for _, r := range p.Results {
 		if s := r.Setting; s != nil {
-			fprintf(w, "| %s | %s | `%s` | %s | %s |\n", planVerb(s), mdEscape(s.Host), mdCode(s.Line()), mdEscape(s.Current), mdEscape(r.Title))
+			rows = append(rows, []string{planVerb(s), s.Host, s.Line(), s.Current, r.Title})
 		}
 	}
-	w.WriteString("\n## Results\n\n| Result | Value | Calculation |\n|---|---:|---|\n")
+	sw.table([]string{"", "Host", "Setting", "Now", "For"}, "llcll", rows)
+	sw.heading("Results")
+	rows = nil
 	for _, r := range p.Results {
-		fprintf(w, "| %s | %s %s | `%s` |\n", mdEscape(r.Title), capacity.Num(r.Value), mdEscape(r.Unit), mdCode(r.Calculation))
+		rows = append(rows, []string{r.Title, capacity.Num(r.Value) + " " + r.Unit, r.Calculation})
 	}
+	sw.table([]string{"Result", "Value", "Calculation"}, "lrc", rows)
 	for _, r := range p.Results {
 		fprintf(w, "\n### %s: %s %s\n\n", mdEscape(r.Title), capacity.Num(r.Value), r.Unit)
 		fprintf(w, "- **Formula:** %s\n- **Computed:** `%s`\n", mdEscape(r.Formula), r.Calculation)

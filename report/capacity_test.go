@@ -12,9 +12,9 @@ import (
 	"github.com/stacktune/stacktune/internal/golden"
 )
 
-// seed003Plan is seed 003's host: 100 web servers × 255 Apache workers at
+// timeWaitPlan is the TIME_WAIT write-up's host: 100 web servers × 255 Apache workers at
 // 900 req/s each, 10.289 ms per request, 1024 live sockets.
-func seed003Plan() capacity.Options {
+func timeWaitPlan() capacity.Options {
 	o := capacity.DefaultOptions()
 	o.Rate = 90000
 	o.Servers = 100
@@ -24,10 +24,10 @@ func seed003Plan() capacity.Options {
 	return o
 }
 
-// TestWrite renders seed 003's plan, with its measured 935 req/s per server,
+// TestWrite renders the TIME_WAIT write-up's plan, with its measured 935 req/s per server,
 // in every format and compares with reviewed golden files.
 func TestWrite(t *testing.T) {
-	o := seed003Plan()
+	o := timeWaitPlan()
 	o.PerServerRate = 935
 	p, err := capacity.Compute(o)
 	if err != nil {
@@ -39,7 +39,7 @@ func TestWrite(t *testing.T) {
 			if err := Capacity(&b, p, f); err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, filepath.Join("testdata", "plan-seed003."+f), b.Bytes())
+			golden.Check(t, filepath.Join("testdata", "plan-timewait."+f), b.Bytes())
 		})
 	}
 	if err := Capacity(&bytes.Buffer{}, p, "yaml"); err == nil || !strings.Contains(err.Error(), `unknown format "yaml"`) {
@@ -50,7 +50,7 @@ func TestWrite(t *testing.T) {
 // TestJSONShape checks the JSON contract: inputs, and results with id,
 // title, value, unit, formula, setting {kind, name, value} and notes.
 func TestJSONShape(t *testing.T) {
-	p, err := capacity.Compute(seed003Plan())
+	p, err := capacity.Compute(timeWaitPlan())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,17 +17,17 @@ import (
 // renderers therefore escape every string argument at the one point where
 // they print it:
 //
-//   - errWriter.printf and fprintf (every text and Markdown line, tabwriter
-//     tables included) pass each string-like argument through Clean, and a
-//     block through CleanBlock; only the constant format string, which
-//     carries the layout (newlines, tabwriter tabs, table pipes), is written
-//     as is;
+//   - errWriter.printf and fprintf (every text and Markdown line,
+//     sectionWriter's tables included, each text row measured cleaned)
+//     pass each string-like argument through Clean, and a block through
+//     CleanBlock; only the constant format string, which carries the
+//     layout (newlines, table pipes), is written as is;
 //   - csvWriter cleans every field before encoding/csv quotes it;
 //   - planWrap cleans the prose it wraps, and indexesSQL its header
 //     comments;
 //   - the demo loop's Markdown cleans each string as it escapes it
 //     (mdEscape, mdCodeSpan), its HTML goes through the page skeleton,
-//     and its text table cleans each cell before measuring it.
+//     and its table is sectionWriter's.
 //
 // Multi-line text shown as a block (a digest's query sample, a note of the
 // HTTP profile in text) goes through CleanBlock instead, which keeps its

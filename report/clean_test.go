@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stacktune/stacktune/advise"
+	"github.com/stacktune/stacktune/appcpu"
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/capacity"
@@ -24,6 +25,7 @@ import (
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/internal/golden"
+	"github.com/stacktune/stacktune/internal/skip"
 	"github.com/stacktune/stacktune/knobsearch"
 	"github.com/stacktune/stacktune/tpcc"
 	"github.com/stacktune/stacktune/tune"
@@ -279,6 +281,33 @@ func TestJSONEscapeControls(t *testing.T) {
 	}
 }
 
+// TestMarkdownBrackets: the Markdown escaper writes a bracket pair with
+// both brackets escaped, never only the opening one (an interval was
+// written "\[0.92, 1.05]"), and what CommonMark renders is the text.
+func TestMarkdownBrackets(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"interval", "97% interval [0.92, 1.05]", `97% interval \[0.92, 1.05\]`},
+		{"my.cnf section", "my.cnf [mysqld]", `my.cnf \[mysqld\]`},
+		{"link from a log line", "[click](http://evil.example/)", `\[click\](http://evil.example/)`},
+		{"definition at a list item's start", "[x]: http://evil.example/", `\[x\]: http://evil.example/`},
+		{"lone closing bracket", "a]b", `a\]b`},
+		{"escaped by the data", `\[x\]`, `\\\[x\\\]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mdEscape(tc.in)
+			if got != tc.want {
+				t.Errorf("mdEscape(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if strings.Count(got, `\[`) != strings.Count(got, `\]`) && strings.Count(tc.in, "[") == strings.Count(tc.in, "]") {
+				t.Errorf("mdEscape(%q) = %q escapes the brackets of a pair unlike", tc.in, got)
+			}
+			if r := mdRendered(got); r != tc.in {
+				t.Errorf("mdEscape(%q) renders as %q", tc.in, r)
+			}
+		})
+	}
+}
+
 // hostile are strings a log or a server could put in any field.
 var hostile = []struct{ name, s string }{
 	{"esc-clear-screen", "\x1b[2J\x1b[H"},
@@ -324,7 +353,7 @@ func hostileDigest(h string) *digest.Report {
 			// A class with only a first-seen time must not panic.
 			{Rank: 2, ID: "AB", Fingerprint: h, Sample: h, Databases: map[string]int64{}, FirstSeen: &t0},
 		},
-		Skipped: digest.Skipped{Count: 1, Reasons: map[string]int64{h: 1}, UnknownFields: map[string]int64{h: 1},
+		Skipped: digest.Skipped{Count: 1, Reasons: skip.Counts{skip.Code(h): 1}, UnknownFields: map[string]int64{h: 1},
 			BadValues: map[string]int64{h: 1}},
 		Notes: []string{h},
 	}
@@ -342,7 +371,7 @@ func hostileHTTP(h string) *httpprof.Report {
 		},
 		GroupsLearned: []httpprof.LearnedGroup{{Pattern: h, Distinct: 40, Examples: []string{h, "/x"}}, {Pattern: h}},
 		Slowest:       []httpprof.SlowRequest{{Time: &t0, Method: h, URI: h, Status: 500, RequestTime: 3}, {Method: "GET", URI: h}},
-		Skipped:       httpprof.Skipped{Count: 1, Reasons: map[string]int64{h: 1}},
+		Skipped:       httpprof.Skipped{Count: 1, Reasons: skip.Counts{skip.Code(h): 1}},
 		Notes:         []string{"note: " + h},
 	}
 }
@@ -352,7 +381,7 @@ func hostileHTTPDiff(h string) *httpprof.DiffReport {
 		A: httpprof.DiffSide{Inputs: []string{h}, Requests: 1},
 		B: httpprof.DiffSide{Inputs: []string{h, "b.log"}, Requests: 2},
 		Endpoints: []httpprof.DiffRow{
-			{Method: h, Path: h, Status: h, CountA: 1, CountB: 2, P99A: 0.1, P99B: 0.2, P99Ratio: 2},
+			{Method: h, Path: h, Status: httpprof.DiffStatus(h), CountA: 1, CountB: 2, P99A: 0.1, P99B: 0.2, P99Ratio: 2},
 			{Method: "GET", Path: h, Status: "both"},
 		},
 	}
@@ -386,11 +415,19 @@ func hostileBench(h string) *benchrun.Summary {
 
 func hostileIndexes(h string) *indexadv.Result {
 	p := indexadv.Proposal{Table: h, Columns: []string{h, "b"}, DDL: h, Queries: []string{h}, Reasons: []string{h},
-		Evidence: []indexadv.Evidence{{Query: h, PlanBefore: h, PlanAfter: h}}, WriteBeforeMS: -1}
+		Evidence: indexadv.ProposalEvidence{Plans: []indexadv.Evidence{{Query: h, PlanBefore: h, PlanAfter: h}}}, WriteBeforeMS: -1}
+	p.Action, p.Index, p.Reason = indexadv.ActionAdd, h, indexadv.ReasonQuery
+	p.Benefit = &indexadv.Benefit{Queries: 1, Calls: 3}
+	p.WriteCost = &indexadv.WriteCost{Statements: 2, Classes: 1}
 	rej := p
 	rej.Rejected = h
+	drop := indexadv.Proposal{Action: indexadv.ActionDrop, Table: h, Index: h, Columns: []string{h}, Reason: indexadv.ReasonDuplicate, DDL: h,
+		Benefit: &indexadv.Benefit{BytesFreed: 16384}, Evidence: indexadv.ProposalEvidence{Of: h, OfColumns: []string{h}, Staged: "ignore_first"}}
+	unused := indexadv.Proposal{Action: indexadv.ActionDrop, Table: h, Index: h, Columns: []string{h}, Reason: indexadv.ReasonUnused, DDL: h,
+		Evidence: indexadv.ProposalEvidence{Usage: &indexadv.Usage{Source: h}, Reads: &indexadv.IndexReads{TableReads: 5}, Staged: "drop_recreate", RecreateSeconds: 2}}
 	return &indexadv.Result{
-		Proposals: []indexadv.Proposal{p},
+		Usage:     &indexadv.Usage{Source: h, Caveat: "truncate_unseen"},
+		Proposals: []indexadv.Proposal{p, drop, unused},
 		Skipped:   []indexadv.Skip{{ID: h, Query: h, Reason: h}},
 		Rejected:  []indexadv.Proposal{rej},
 		Existing:  []indexadv.Finding{{Table: h, Index: h, Kind: h, Of: h, Detail: h, DDL: h}},
@@ -498,6 +535,28 @@ var renderers = []renderer{
 	{"fleet-plan", FleetFormats,
 		func(w io.Writer, v any, f string) error { return FleetPlan(w, v.(*fleet.Plan), f) },
 		func(h string) any { return hostileFleetPlan(h) }, &fleet.Plan{}, nil},
+	{"endpoints-diff", EndpointsDiffFormats,
+		func(w io.Writer, v any, f string) error { return EndpointsDiff(w, v.(*EndpointsDiffView), f) },
+		func(h string) any { return hostileEndpointsDiff(h) }, &EndpointsDiffView{}, nil},
+	{"ab", ABFormats,
+		func(w io.Writer, v any, f string) error { return AB(w, v.(*tune.ABResult), f) },
+		func(h string) any { return hostileAB(h) }, &tune.ABResult{}, nil},
+}
+
+func hostileEndpointsDiff(h string) *EndpointsDiffView {
+	fn := appcpu.FunctionChange{Name: h, BeforeMs: 2, AfterMs: 1, DeltaMs: -1, BeforeTotalMs: 3, AfterTotalMs: 2}
+	return &EndpointsDiffView{Before: h, After: h, FlameGraphs: map[string]string{h: h},
+		Endpoints: []appcpu.EndpointDiff{
+			{Endpoint: h, Status: appcpu.DiffBoth, Before: appcpu.UsageTimes{Requests: 10, RequestMs: 20, AppCPUMs: 8, DBMs: 10, OtherMs: 2},
+				After: appcpu.UsageTimes{Requests: 10, RequestMs: 15, AppCPUMs: 4, DBMs: 10, OtherMs: 1}, Functions: []appcpu.FunctionChange{fn},
+				Stacks: []appcpu.StackChange{{Frames: []string{h, "main"}, BeforeMs: 2, AfterMs: 1}}},
+			{Endpoint: h, Status: appcpu.DiffOnlyAfter},
+		}}
+}
+
+func hostileAB(h string) *tune.ABResult {
+	return &tune.ABResult{Ratio: 1.5, Interval: [2]float64{1.1, 1.9}, Decision: "better", Detectable: 0.05,
+		A: []float64{10, 11, 10, 11}, B: []float64{15, 16, 15, 16}, LabelA: h, LabelB: h, State: "b"}
 }
 
 // TestHostileStrings renders every report type in every format with each

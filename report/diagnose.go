@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/diagnose"
+	"github.com/stacktune/stacktune/indexadv"
 )
 
 // DiagnoseFormats are the formats Diagnose renders.
@@ -123,12 +124,17 @@ func diagnoseClassRows(r *diagnose.Result) [][]string {
 	var rows [][]string
 	for _, c := range r.Classes {
 		likely := "-"
-		if c.Endpoint != "" {
+		switch {
+		case c.Endpoint != "" && c.EndpointSource == diagnose.EndpointCutRequests:
+			likely = fmt.Sprintf("%s (%s, at least %s/req, in cut requests)", c.Endpoint, Percent(c.EndpointShare), trimFloat(c.CallsPerRequest))
+		case c.Endpoint != "":
 			how := "estimate"
 			if c.EndpointSource == diagnose.EndpointMeasured {
 				how = "measured"
 			}
 			likely = fmt.Sprintf("%s (%s, %s/req, %s)", c.Endpoint, Percent(c.EndpointShare), trimFloat(c.CallsPerRequest), how)
+		case c.EndpointSource == diagnose.EndpointUnknown:
+			likely = "unknown (the estimate cannot separate the endpoints)"
 		}
 		rows = append(rows, []string{fmt.Sprint(c.Rank), Count(c.Count), Duration(c.TimeS), Percent(c.Share), Percent(c.CapacityShare),
 			Duration(c.AvgS), trimFloat(c.RowsExaminedPerSent), likely, diagnoseShortID(c.ID), c.Fingerprint})
@@ -158,7 +164,8 @@ func diagnoseAttribution(r *diagnose.Result) []string {
 		}
 		var parts []string
 		for _, e := range c.Endpoints {
-			parts = append(parts, fmt.Sprintf("%s %s of its calls (%s per request, ~%s)", e.Endpoint, Percent(e.Share), trimFloat(e.CallsPerRequest), Duration(e.TimeS)))
+			parts = append(parts, fmt.Sprintf("%s %s of its calls (%s per request, 90%% range %s to %s, ~%s)", e.Endpoint, Percent(e.Share),
+				trimFloat(e.CallsPerRequest), trimFloat(e.Low), trimFloat(e.High), Duration(e.TimeS)))
 		}
 		if len(parts) == 0 {
 			parts = append(parts, "no endpoint explains a twentieth of its calls")
@@ -166,7 +173,11 @@ func diagnoseAttribution(r *diagnose.Result) []string {
 		if c.Background >= 0.05 {
 			parts = append(parts, fmt.Sprintf("background %s", Percent(c.Background)))
 		}
-		out = append(out, fmt.Sprintf("%s: %s; R² %.2f", c.Fingerprint, strings.Join(parts, ", "), c.R2))
+		verdict := ""
+		if !c.Confident {
+			verdict = ": too unsure to name an endpoint (it needs R² of at least 0.5 and the top endpoint's range above 0): endpoint unknown"
+		}
+		out = append(out, fmt.Sprintf("%s: %s; R² %.2f%s", c.Fingerprint, strings.Join(parts, ", "), c.R2, verdict))
 	}
 	return out
 }
@@ -185,7 +196,7 @@ func diagnoseNPlusOne(r *diagnose.Result) []string {
 		case n.Note != "":
 			l += "; " + n.Note
 		case n.Endpoint != "":
-			l += fmt.Sprintf("; run by %s, about %s times per request (estimated, %s of its calls)", n.Endpoint, trimFloat(n.CallsPerRequest), Percent(n.EndpointShare))
+			l += fmt.Sprintf("; run by %s, about %s times per request (estimated, %s of its calls)", n.Endpoint, trimFloat(n.PerRequest), Percent(n.EndpointShare))
 		default:
 			l += "; endpoint unknown"
 		}
@@ -208,12 +219,15 @@ func diagnoseIndexes(r *diagnose.Result) []diagnoseIndex {
 		return out
 	}
 	for _, p := range r.Indexes.Proposals {
+		if p.Action == indexadv.ActionDrop {
+			continue
+		}
 		ix := diagnoseIndex{title: fmt.Sprintf("%s (%s)", p.Table, strings.Join(p.Columns, ", ")), ddl: p.DDL,
 			lines: []string{proposalFigures(p), "for class(es) " + strings.Join(p.Queries, ", ")}}
 		for _, why := range p.Reasons {
 			ix.lines = append(ix.lines, "why: "+why)
 		}
-		for _, ev := range p.Evidence {
+		for _, ev := range p.Evidence.Plans {
 			ix.lines = append(ix.lines, "plan before: "+ev.PlanBefore, "plan after: "+ev.PlanAfter)
 		}
 		out = append(out, ix)
@@ -268,6 +282,20 @@ func diagnoseCaptureLines(r *diagnose.Result) []string {
 	if r.Capture.SlowLog != "" {
 		out = append(out, fmt.Sprintf("slow log %s read from byte %d to %d", r.Capture.SlowLog, r.Capture.StartOffset, r.Capture.EndOffset))
 	}
+	if t := r.Capture.Trim; t != nil {
+		switch {
+		case t.Removed:
+			out = append(out, fmt.Sprintf("slow log: the capture created it (%s): removed again", Bytes(t.Added)))
+		case t.Trimmed:
+			out = append(out, fmt.Sprintf("slow log: the capture's %s taken away again: the file is back to its size before the capture", Bytes(t.Added)))
+		case t.Skipped == diagnose.TrimWasOn:
+			out = append(out, fmt.Sprintf("slow log: the capture added %s and they were left: the slow log was on before, so the server may have written its own entries after them (FLUSH SLOW LOGS after rotating it frees the space)", Bytes(t.Added)))
+		case t.Skipped == diagnose.TrimReplaced:
+			out = append(out, "slow log: the file was replaced or rotated during the diagnosis: left as it is")
+		case t.Skipped == diagnose.TrimFailed:
+			out = append(out, "slow log: taking the capture's bytes away failed ("+t.Error+"): the file holds them")
+		}
+	}
 	return out
 }
 
@@ -313,26 +341,30 @@ func diagnoseWrite(w io.Writer, r *diagnose.Result, md bool) error {
 	if len(r.Endpoints) == 0 {
 		list([]string{"no access log of the run's window (give --access-log FILE or --nginx-conf)"})
 	} else {
-		table(diagnoseEndpointHeads, diagnoseEndpointRows(r), func(i int) bool { return i != 1 })
+		table(diagnoseEndpointHeads, "rlrrrrrrr", diagnoseEndpointRows(r))
 	}
 
 	heading("Query classes by total time")
 	if len(r.Classes) == 0 {
 		list([]string{"no query in the run's window"})
 	} else {
-		table(diagnoseClassHeads, diagnoseClassRows(r), func(i int) bool { return i < 7 })
+		table(diagnoseClassHeads, "rrrrrrrllc", diagnoseClassRows(r))
 	}
 
 	if q := r.Requests; q != nil {
 		heading("Which endpoint runs which SQL, per request (" + q.Source + ")")
-		list(requestsSummary(q))
+		list(withLine(perRequestLine(r), requestsSummary(q)))
 		if md {
 			e.printf("\n")
 		}
 		requestsEndpointsBlock(sw, q)
+		requestsProfileBlock(sw, q)
 	}
 
 	heading(diagnoseEstimateHeading(r))
+	if r.Requests == nil && perRequestLine(r) != "" {
+		list([]string{perRequestLine(r)})
+	}
 	if r.Attribution == nil {
 		list([]string{"not estimated: it needs the slow log and an access log covering the run's window"})
 	} else {
@@ -373,7 +405,7 @@ func diagnoseWrite(w io.Writer, r *diagnose.Result, md bool) error {
 			e.printf("     %s\n", l)
 		}
 	}
-	if r.Indexes != nil && len(r.Indexes.Proposals) > 0 {
+	if len(ix) > 0 {
 		if md {
 			e.printf("\n")
 		}
@@ -442,4 +474,46 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// perRequestLine says how the per-request view was made and why ("" when
+// the result does not say).
+func perRequestLine(r *diagnose.Result) string {
+	p := r.PerRequest
+	if p == nil {
+		return ""
+	}
+	var s string
+	switch p.Mechanism {
+	case diagnose.MechanismTags:
+		s = "per request from the statements' own tags (sqlcommenter or marginalia): no trace run was needed"
+	case diagnose.MechanismProxy:
+		s = "per request from a trace run through stacktune's MySQL proxy"
+	case diagnose.MechanismPFS:
+		s = "per request from a trace run reading performance_schema's statement history (it was on; its consumers were switched on for the run and back)"
+	case diagnose.MechanismPFSRestart:
+		s = "per request from a trace run reading performance_schema's statement history: it was off, so the server was restarted with it on for the trace run"
+		if p.Restored {
+			s += " and restarted again with it off, as it was found"
+		} else {
+			s += "; turning it off again FAILED: stacktune rollback puts it back"
+		}
+	case diagnose.MechanismEstimate:
+		s = "no per-request measurement: the classes' endpoints are the per-second estimate"
+		switch p.Reason {
+		case diagnose.ReasonNoRestart:
+			s += " (performance_schema is off and no restart command was given: --mysql-restart lets the diagnosis restart the server with it on for its trace run)"
+		case diagnose.ReasonTraceFailed:
+			s += " (the trace run failed: " + p.Error + ")"
+		}
+	}
+	return s
+}
+
+// withLine is lines with first before them, unless first is "".
+func withLine(first string, lines []string) []string {
+	if first == "" {
+		return lines
+	}
+	return append([]string{first}, lines...)
 }

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // DigestFormats are the formats Digest renders.
@@ -85,7 +86,18 @@ func skippedLine(s digest.Skipped) string {
 	if len(s.Reasons) == 0 {
 		return "nothing"
 	}
-	return fmt.Sprintf("%s events (%s)", Count(s.Count), countsLine(s.Reasons, 0))
+	return fmt.Sprintf("%s events (%s)", Count(s.Count), SkipLine(s.Reasons))
+}
+
+// SkipLine renders skip counts "words: 3, words: 1", largest first, each
+// code said in its words (skip.Code.Words: an unknown code, such as an
+// older run's sentence, as itself).
+func SkipLine(c skip.Counts) string {
+	m := make(map[string]int64, len(c))
+	for k, v := range c {
+		m[k.Words()] += v
+	}
+	return countsLine(m, 0)
 }
 
 // countsLine renders "a: 3, b: 1", largest first, at most max entries (0 = all).
@@ -122,30 +134,38 @@ func optDuration(p *float64) string {
 	return Duration(*p)
 }
 
-func digestText(w io.Writer, r *digest.Report) error {
-	ew := &errWriter{w: w}
-	for _, l := range digestSummary(r) {
-		ew.printf("# %s\n", l)
-	}
-	ew.printf("\n")
-	tw := tabwriter.NewWriter(ew.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if ew.err == nil {
-		fprintf(tw, "Rank\tQuery ID\tTotal\tShare\tCalls\tAvg\tMedian\tp95\tMax\tV/M\tRows ex/sent\tType\t\n")
-		for _, c := range r.Classes {
-			fprintf(tw, "%d\t0x%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Rank, c.ID, Duration(c.TimeTotal),
-				Percent(c.Share), Count(c.Count), Duration(c.TimeAvg), optDuration(c.TimeMedian), optDuration(c.TimeP95),
-				Duration(c.TimeMax), Ratio(c.VM), Ratio(c.RowsExaminedPerSent), c.StatementType)
-		}
-		ew.err = tw.Flush()
-	}
+// digestHeads are the classes table's columns; digestCols their layout
+// (see sectionWriter.table).
+var digestHeads = []string{"Rank", "Query ID", "Total", "Share", "Calls", "Avg", "Median", "p95", "Max", "V/M", "Rows ex/sent", "Type"}
+
+const digestCols = "rcrrrrrrrrrl"
+
+// digestRows are the classes table's cells; id writes a query ID (text
+// prefixes 0x, Markdown shows it as code).
+func digestRows(r *digest.Report, id func(string) string) [][]string {
+	var rows [][]string
 	for _, c := range r.Classes {
-		ew.printf("\n# Query %d: 0x%s, %s of total time, %s calls\n", c.Rank, c.ID, Percent(c.Share), Count(c.Count))
-		for _, l := range classLines(&c) {
-			ew.printf("#   %s\n", l)
-		}
-		ew.printf("    %s\n", block{strings.TrimRight(c.Sample, "\n"), "    "})
+		rows = append(rows, []string{strconv.Itoa(c.Rank), id(c.ID), Duration(c.TimeTotal), Percent(c.Share), Count(c.Count),
+			Duration(c.TimeAvg), optDuration(c.TimeMedian), optDuration(c.TimeP95), Duration(c.TimeMax), Ratio(c.VM),
+			Ratio(c.RowsExaminedPerSent), c.StatementType})
 	}
-	return ew.err
+	return rows
+}
+
+func digestText(w io.Writer, r *digest.Report) error {
+	sw := sectionWriter{e: &errWriter{w: w}}
+	summary := digestSummary(r)
+	sw.title(summary[0], summary[1:])
+	sw.e.printf("\n")
+	sw.table(digestHeads, digestCols, digestRows(r, func(id string) string { return "0x" + id }))
+	for _, c := range r.Classes {
+		sw.e.printf("\n# Query %d: 0x%s, %s of total time, %s calls\n", c.Rank, c.ID, Percent(c.Share), Count(c.Count))
+		for _, l := range classLines(&c) {
+			sw.e.printf("#   %s\n", l)
+		}
+		sw.e.printf("    %s\n", block{strings.TrimRight(c.Sample, "\n"), "    "})
+	}
+	return sw.e.err
 }
 
 // classLines are the detail lines shared by the text and Markdown renderers.
@@ -188,24 +208,16 @@ func maxPart(known bool, v string) string {
 }
 
 func digestMarkdown(w io.Writer, r *digest.Report) error {
-	ew := &errWriter{w: w}
-	ew.printf("# Query digest\n\n")
-	for _, l := range digestSummary(r) {
-		ew.printf("- %s\n", mdEscape(l))
-	}
-	ew.printf("\n| Rank | Query ID | Total | Share | Calls | Avg | Median | p95 | Max | V/M | Rows ex/sent | Type |\n")
-	ew.printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	sw := sectionWriter{e: &errWriter{w: w}, md: true}
+	sw.title("Query digest", digestSummary(r))
+	sw.e.printf("\n")
+	sw.table(digestHeads, digestCols, digestRows(r, func(id string) string { return id }))
 	for _, c := range r.Classes {
-		ew.printf("| %d | `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Rank, mdCode(c.ID), Duration(c.TimeTotal),
-			Percent(c.Share), Count(c.Count), Duration(c.TimeAvg), optDuration(c.TimeMedian), optDuration(c.TimeP95),
-			Duration(c.TimeMax), Ratio(c.VM), Ratio(c.RowsExaminedPerSent), mdEscape(c.StatementType))
-	}
-	for _, c := range r.Classes {
-		ew.printf("\n## %d. `%s`: %s of total time, %s calls\n\n", c.Rank, c.ID, Percent(c.Share), Count(c.Count))
+		sw.e.printf("\n## %d. `%s`: %s of total time, %s calls\n\n", c.Rank, c.ID, Percent(c.Share), Count(c.Count))
 		for _, l := range classLines(&c) {
-			ew.printf("- %s\n", mdEscape(l))
+			sw.e.printf("- %s\n", mdEscape(l))
 		}
-		ew.printf("\n```sql\n%s\n```\n", block{strings.ReplaceAll(c.Sample, "```", "` ` `"), ""})
+		sw.e.printf("\n```sql\n%s\n```\n", block{strings.ReplaceAll(c.Sample, "```", "` ` `"), ""})
 	}
-	return ew.err
+	return sw.e.err
 }

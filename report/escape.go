@@ -11,7 +11,7 @@ import (
 
 // mdReplacer is the Markdown escaper's table (see mdEscape).
 var mdReplacer = strings.NewReplacer(
-	"\\", `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "~", `\~`, "<", "&lt;")
+	"\\", `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "~", `\~`, "<", "&lt;")
 
 // mdEscape escapes plain text for Markdown, in a paragraph, a list item,
 // a heading or a table cell alike, so that what a reader sees is the text
@@ -20,7 +20,12 @@ var mdReplacer = strings.NewReplacer(
 //   - '*' and '_' (emphasis; every underscore, since not every renderer
 //     leaves those inside words alone), '~' (GFM strikethrough), '`'
 //     (code spans) and '[' (links and images: "[x](http://...)" in a log
-//     line must not become a link) get a backslash;
+//     line must not become a link, nor "[x]: http://..." a definition at
+//     the start of a list item) get a backslash; so does ']', not for
+//     CommonMark (a ']' without an unescaped '[' before it is text) but
+//     so that a bracketed pair such as an interval reads "\[0.92,
+//     1.05\]" in the source, not "\[0.92, 1.05]": both or neither, and
+//     '[' must be;
 //   - '|' gets one too, so the text cannot end a table cell;
 //   - '<' is written as "&lt;" (HTML tags and autolinks);
 //   - a backslash is doubled, so one from the data cannot escape what

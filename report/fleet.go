@@ -15,6 +15,18 @@ var FleetFormats = []string{Text, JSON, Markdown}
 // FleetApplyFormats are the formats FleetApply renders.
 var FleetApplyFormats = []string{Text, JSON}
 
+// FleetCollectProgressLine is a fleet collection's live line for a
+// terminal: hosts done of all, the last one named.
+func FleetCollectProgressLine(done, total int, h fleet.Host) string {
+	return fmt.Sprintf("%d/%d hosts (%s)", done, total, Clean(h.Name))
+}
+
+// FleetApplyProgressLine is a fleet apply's live line for a terminal: the
+// host whose apply or rollback ended, and its state.
+func FleetApplyProgressLine(h fleet.HostApply) string {
+	return fmt.Sprintf("%s: %s", Clean(h.Name), h.State)
+}
+
 // FleetHosts lists a fleet collection host by host: answered (with its
 // time) or failed (with the stage and the reason).
 func FleetHosts(w io.Writer, s *fleet.Snapshot) error {
@@ -22,13 +34,15 @@ func FleetHosts(w io.Writer, s *fleet.Snapshot) error {
 	failed := len(s.Failed())
 	ew.printf("# %d hosts, %d answered, %d failed, in %s (%d at a time)\n", len(s.Hosts), len(s.Hosts)-failed, failed,
 		(time.Duration(s.ElapsedS * float64(time.Second))).Round(time.Millisecond), s.Parallel)
+	var rows [][]string
 	for _, h := range s.Hosts {
 		if h.OK() {
-			ew.printf("ok      %-20s %-8s %s\n", h.Name, h.Role, fmt.Sprintf("%.1fs", h.ElapsedS))
-			continue
+			rows = append(rows, []string{"ok", h.Name, h.Role, fmt.Sprintf("%.1fs", h.ElapsedS)})
+		} else {
+			rows = append(rows, []string{"FAILED", h.Name, h.Role, fmt.Sprintf("%s: %s", h.Stage, h.Error)})
 		}
-		ew.printf("FAILED  %-20s %-8s %s: %s\n", h.Name, h.Role, h.Stage, h.Error)
 	}
+	sectionWriter{e: ew}.table(nil, "llll", rows)
 	return ew.err
 }
 
@@ -54,18 +68,22 @@ func FleetAudit(w io.Writer, r *fleet.Report, format string) error {
 	} else {
 		ew.printf("# %s\n", head)
 	}
+	sw := sectionWriter{e: ew, md: md}
 	if len(r.Failed) > 0 {
-		if md {
-			ew.printf("\n## Hosts that did not answer\n\n| host | role | stage | why |\n|---|---|---|---|\n")
-		} else {
-			ew.printf("\nHosts that did not answer:\n")
-		}
+		var rows [][]string
 		for _, h := range r.Failed {
 			if md {
-				ew.printf("| %s | %s | %s | %s |\n", mdEscape(h.Name), mdEscape(h.Role), mdEscape(string(h.Stage)), mdEscape(h.Error))
+				rows = append(rows, []string{h.Name, h.Role, string(h.Stage), h.Error})
 			} else {
-				ew.printf("   %-20s %-8s %s: %s\n", h.Name, h.Role, h.Stage, h.Error)
+				rows = append(rows, []string{h.Name, h.Role, fmt.Sprintf("%s: %s", h.Stage, h.Error)})
 			}
+		}
+		if md {
+			sw.heading("Hosts that did not answer")
+			sw.table([]string{"host", "role", "stage", "why"}, "llll", rows)
+		} else {
+			ew.printf("\nHosts that did not answer:\n")
+			sw.table(nil, "lll", rows)
 		}
 	}
 	for _, role := range r.Roles {
@@ -89,23 +107,28 @@ func FleetAudit(w io.Writer, r *fleet.Report, format string) error {
 			if md {
 				ew.printf("%s\n", mdEscape(line))
 			} else {
-				ew.printf("   %s\n", line)
+				sw.list([]string{line})
 			}
 		case len(role.Outliers) == 0:
 			if md {
 				ew.printf("none: the hosts agree\n")
 			} else {
-				ew.printf("   none: the hosts agree\n")
+				sw.list([]string{"none: the hosts agree"})
 			}
 		}
-		if md && len(role.Outliers) > 0 {
-			ew.printf("| host | %s | value | role | why |\n|---|---|---|---|---|\n", "setting or rate")
-		}
-		for _, o := range role.Outliers {
+		if len(role.Outliers) > 0 {
+			var rows [][]string
+			for _, o := range role.Outliers {
+				if md {
+					rows = append(rows, []string{o.Host, o.Layer + " " + o.Metric, o.Value, o.Typical, o.Why})
+				} else {
+					rows = append(rows, []string{o.Host, fmt.Sprintf("%s %s = %s (role: %s; %s)", o.Layer, o.Metric, o.Value, o.Typical, o.Why)})
+				}
+			}
 			if md {
-				ew.printf("| %s | %s %s | %s | %s | %s |\n", mdEscape(o.Host), mdEscape(o.Layer), mdEscape(o.Metric), mdEscape(o.Value), mdEscape(o.Typical), mdEscape(o.Why))
+				sw.table([]string{"host", "setting or rate", "value", "role", "why"}, "lllll", rows)
 			} else {
-				ew.printf("   %-20s %s %s = %s (role: %s; %s)\n", o.Host, o.Layer, o.Metric, o.Value, o.Typical, o.Why)
+				sw.table(nil, "ll", rows)
 			}
 		}
 		if md {
@@ -117,7 +140,7 @@ func FleetAudit(w io.Writer, r *fleet.Report, format string) error {
 			if md {
 				ew.printf("\nnone\n")
 			} else {
-				ew.printf("   none\n")
+				sw.list([]string{"none"})
 			}
 		}
 		for i, f := range role.Findings {
@@ -125,19 +148,14 @@ func FleetAudit(w io.Writer, r *fleet.Report, format string) error {
 			if md {
 				ew.printf("\n#### %d. [%s] %s (`%s`, %s): %d of %d hosts\n\n- hosts: %s\n", i+1, f.Severity, mdEscape(f.Title), f.ID, f.Layer, len(f.Hosts), f.Of, mdEscape(hosts))
 			} else {
-				ew.printf("\n%d. [%s] %s  (%s, %s)  %d/%d hosts\n   hosts: %s\n", i+1, strings.ToUpper(string(f.Severity)), f.Title, f.ID, f.Layer, len(f.Hosts), f.Of, hosts)
+				ew.printf("\n%d. [%s] %s  (%s, %s)  %d/%d hosts\n", i+1, strings.ToUpper(string(f.Severity)), f.Title, f.ID, f.Layer, len(f.Hosts), f.Of)
+				sw.list([]string{"hosts: " + hosts})
 			}
 			lines := findingLines(&f.Finding)
-			for j, l := range lines {
-				if j == 0 && len(f.Hosts) > 1 {
-					l += " (on " + f.Hosts[0] + ")"
-				}
-				if md {
-					ew.printf("- %s\n", mdEscape(l))
-				} else {
-					ew.printf("   %s\n", l)
-				}
+			if len(lines) > 0 && len(f.Hosts) > 1 {
+				lines[0] += " (on " + f.Hosts[0] + ")"
 			}
+			sw.list(lines)
 		}
 	}
 	return ew.err
@@ -176,12 +194,12 @@ func FleetApply(w io.Writer, r *fleet.ApplyReport, format string) error {
 		return CheckFormat(format, FleetApplyFormats...)
 	}
 	ew := &errWriter{w: w}
-	counts := map[string]int{}
+	counts := map[fleet.HostState]int{}
 	for _, h := range r.Hosts {
 		counts[h.State]++
 	}
 	var parts []string
-	for _, st := range []string{fleet.HostApplied, fleet.HostDryRun, fleet.HostFailed, fleet.HostUnknown, fleet.HostRolledBack, fleet.HostRollbackFailed, fleet.HostNotStarted} {
+	for _, st := range []fleet.HostState{fleet.HostApplied, fleet.HostDryRun, fleet.HostFailed, fleet.HostUnknown, fleet.HostRolledBack, fleet.HostRollbackFailed, fleet.HostNotStarted} {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}
@@ -195,38 +213,51 @@ func FleetApply(w io.Writer, r *fleet.ApplyReport, format string) error {
 	if r.StoppedAt != "" {
 		ew.printf("# stopped at %s: the batches after its own were not started and every host where the change set was in place was rolled back\n", r.StoppedAt)
 	}
-	batch := 0
-	for _, h := range r.Hosts {
-		if h.Batch != batch && h.Batch != 0 {
-			batch = h.Batch
-			what := "batch"
-			if batch == 1 {
-				what = "canary"
-			}
-			ew.printf("\n%s %d:\n", what, batch)
-		} else if h.Batch == 0 && batch != -1 {
-			batch = -1
+	// The hosts in runs of one batch (0: not started), each run a table
+	// under its heading, each host's error, hand fix and output under it.
+	sw := sectionWriter{e: ew}
+	for start := 0; start < len(r.Hosts); {
+		end := start + 1
+		for end < len(r.Hosts) && (r.Hosts[end].Batch == r.Hosts[start].Batch || r.Hosts[start].Batch == 0 && r.Hosts[end].Batch == 0) {
+			end++
+		}
+		hosts := r.Hosts[start:end]
+		switch b := hosts[0].Batch; {
+		case b == 0:
 			ew.printf("\nnot started:\n")
+		case b == 1:
+			ew.printf("\ncanary %d:\n", b)
+		default:
+			ew.printf("\nbatch %d:\n", b)
 		}
-		line := fmt.Sprintf("   %-16s %-8s %-16s", h.Name, h.Role, h.State)
-		if h.ElapsedS > 0 {
-			line += fmt.Sprintf(" %.1fs", h.ElapsedS)
-		}
-		ew.printf("%s\n", strings.TrimRight(line, " "))
-		switch {
-		case h.Error != "" && h.Stage != "":
-			ew.printf("      %s: %s\n", h.Stage, h.Error)
-		case h.Error != "":
-			ew.printf("      %s\n", h.Error)
-		}
-		if h.HandFix != "" {
-			ew.printf("      finish by hand on %s: %s\n", h.Name, h.HandFix)
-		}
-		if h.Output != "" && (h.State == fleet.HostDryRun || h.State == fleet.HostFailed) {
-			for _, l := range strings.Split(h.Output, "\n") {
-				ew.printf("      | %s\n", l)
+		var rows [][]string
+		for _, h := range hosts {
+			elapsed := ""
+			if h.ElapsedS > 0 {
+				elapsed = fmt.Sprintf("%.1fs", h.ElapsedS)
 			}
+			rows = append(rows, []string{h.Name, h.Role, string(h.State), elapsed})
 		}
+		sw.tableUnder(nil, "llll", rows, func(i int) []string {
+			h := hosts[i]
+			var out []string
+			switch {
+			case h.Error != "" && h.Stage != "":
+				out = append(out, fmt.Sprintf("%s: %s", h.Stage, h.Error))
+			case h.Error != "":
+				out = append(out, h.Error)
+			}
+			if h.HandFix != "" {
+				out = append(out, fmt.Sprintf("finish by hand on %s: %s", h.Name, h.HandFix))
+			}
+			if h.Output != "" && (h.State == fleet.HostDryRun || h.State == fleet.HostFailed) {
+				for _, l := range strings.Split(h.Output, "\n") {
+					out = append(out, "| "+l)
+				}
+			}
+			return out
+		})
+		start = end
 	}
 	return ew.err
 }

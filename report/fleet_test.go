@@ -1,8 +1,12 @@
 package report
 
 import (
+	"bytes"
+	"testing"
+
 	"github.com/stacktune/stacktune/advise"
 	"github.com/stacktune/stacktune/capacity"
+	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/fleet"
 )
 
@@ -41,4 +45,26 @@ func hostileFleetPlan(h string) *fleet.Plan {
 		Inputs:  capacity.Inputs{Rate: 10, Servers: 4, Workers: 2, PortRange: h},
 		Results: []capacity.Result{{ID: h, Title: h, Value: 1, Unit: h, Formula: h, Warnings: []string{h}}},
 	}}
+}
+
+// TestFleetHosts pins collect's host list: the state, name, role and
+// time or failure aligned as a table (the CLI's tests look for
+// "FAILED  web6").
+func TestFleetHosts(t *testing.T) {
+	s := &fleet.Snapshot{ElapsedS: 2.5, Parallel: 4, Hosts: []fleet.Host{
+		{Name: "web1", Role: "web", ElapsedS: 1.25, Snapshot: &collect.Snapshot{}},
+		{Name: "web6", Role: "web", Stage: fleet.Stage("ssh"), Error: "connection refused"},
+		{Name: "データベース", Role: "db", ElapsedS: 2, Snapshot: &collect.Snapshot{}},
+	}}
+	var b bytes.Buffer
+	if err := FleetHosts(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	want := "# 3 hosts, 2 answered, 1 failed, in 2.5s (4 at a time)\n" +
+		"  ok      web1          web  1.2s\n" +
+		"  FAILED  web6          web  ssh: connection refused\n" +
+		"  ok      データベース  db   2.0s\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
 }

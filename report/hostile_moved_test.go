@@ -27,14 +27,14 @@ func hostileTransitions(h string) *transitionsTable {
 }
 
 func hostileLoop(h string) *tune.Result {
-	f := tune.Finding{ID: h, Title: h, Evidence: []string{h}, Change: h, Source: h, Reason: h}
+	f := tune.Finding{ID: h, Title: h, Evidence: []string{h}, Change: h, Source: h, Reason: tune.LeftReason(h)}
 	return &tune.Result{
-		Stack: tune.Stack{MariaDB: h, Scale: 1, Runs: 1, DurationS: 5},
+		Stack: tune.Stack{MariaDB: h, Scale: 1, Runs: 1, DurationS: 5, MySQLConf: h},
 		Steps: []tune.StepResult{
 			{Label: h, Scores: []float64{1}, Median: 1, XBaseline: 1, Findings: []tune.Finding{}},
-			{Label: h, Findings: []tune.Finding{f}, Skipped: h},
+			{Label: h, Findings: []tune.Finding{f}, Skipped: tune.StepSkip(h), Why: h},
 			{Label: h, Scores: []float64{2}, Median: 2, XBaseline: 2, Findings: []tune.Finding{f},
-				Applied: []string{h}, RolledBack: h, ApplyID: h},
+				Applied: []string{h}, RolledBack: tune.StepUndo(h), Why: h, ApplyID: h},
 		},
 		NotApplied: []tune.Finding{f},
 		History:    h,
@@ -44,9 +44,9 @@ func hostileLoop(h string) *tune.Result {
 func hostileApplyResult(h string) *apply.Result {
 	return &apply.Result{
 		ID: h, Label: h, Recovered: h, RolledBack: true,
-		Targets: []apply.TargetOutcome{{Name: h, Files: []string{h},
+		Targets: []apply.TargetOutcome{{Name: h, Files: []string{h}, Where: h,
 			Before: apply.State{h: h, "gone": h}, After: apply.State{h: h, "new": h}}},
-		Plan:      []apply.Step{{Target: h, Key: h, Running: h, To: h, How: h}},
+		Plan:      []apply.Step{{Target: h, Key: h, Running: h, To: h, How: apply.How(h)}},
 		Skipped:   []string{h},
 		Leftovers: []apply.Leftover{{Target: h, Key: h, Now: h, Want: h, Fix: h, Why: h}},
 	}
@@ -71,13 +71,13 @@ func hostileDryRun(h string) *dryRunView {
 	const diff = "--- a\n+++ b\n-x = 1\n+x = 2\n"
 	return &dryRunView{DryRun: true, Plan: &apply.Plan{
 		Files: []apply.Preview{
-			{Target: h, Path: h, Diff: diff, Exists: true},
+			{Target: h, Path: h, Diff: diff, Exists: true, Where: h},
 			{Target: h, Path: h, Diff: diff},
 			{Target: h, Path: h},
 			{Target: h, Path: h, Skipped: true},
 		},
 		Steps: []apply.Step{
-			{Target: h, Key: h, Running: h, To: h, Expect: h, How: h, Command: h, Note: h, Problem: h},
+			{Target: h, Key: h, Running: h, To: h, Expect: h, How: apply.How(h), Command: h, Note: h, Problem: h},
 			{Target: "mysql", Key: "max_connections", To: "200", How: "set"},
 		},
 		Problems: []string{h},

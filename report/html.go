@@ -82,6 +82,17 @@ type HTMLTable struct {
 	// Empty is shown instead of the table when it has no rows ("" for
 	// "Nothing to show.").
 	Empty string
+	// Links, for the served pages (WriteServePage), make cells links:
+	// Links[row][column] is a path on the same server ("" for none).
+	// Pages written to files have none.
+	Links [][]string
+	// Select, for the served pages, puts a checkbox named Select before
+	// each row, valued SelectValues[row] (a form around the table sends
+	// the rows checked).
+	Select       string
+	SelectValues []string
+	// ID is the table's id attribute (letters, digits, '-', '_').
+	ID string
 }
 
 type textBlock string
@@ -129,6 +140,9 @@ type htmlNode struct {
 	Notes []template.HTML
 	Table *htmlTableView
 	Chart *htmlChartView
+	// Served pages' links, form and flame graph.
+	Links []htmlLinkView
+	Form  *htmlFormView
 	// A section's heading level (2-4), anchor and blocks.
 	Level int
 	ID    string
@@ -138,13 +152,21 @@ type htmlNode struct {
 type htmlTableView struct {
 	Caption string
 	Empty   string
+	ID      string
+	Select  string
 	Heads   []htmlCell
-	Rows    [][]htmlCell
+	Rows    []htmlRow
+}
+
+type htmlRow struct {
+	Check string // the checkbox's value ("" without Select)
+	Cells []htmlCell
 }
 
 type htmlCell struct {
 	Text  string
 	Class string // "", or "num", "code" and "nowrap" separated by spaces
+	Href  string // a link on the same server, or ""
 }
 
 func (b textBlock) htmlNode(int) htmlNode { return htmlNode{Kind: "p", Text: Clean(string(b))} }
@@ -174,7 +196,7 @@ func (s HTMLSection) htmlNode(level int) htmlNode {
 }
 
 func (t HTMLTable) htmlNode(int) htmlNode {
-	v := &htmlTableView{Caption: Clean(t.Caption), Empty: Clean(t.Empty)}
+	v := &htmlTableView{Caption: Clean(t.Caption), Empty: Clean(t.Empty), ID: htmlID(t.ID), Select: htmlID(t.Select)}
 	if v.Empty == "" {
 		v.Empty = "Nothing to show."
 	}
@@ -191,17 +213,24 @@ func (t HTMLTable) htmlNode(int) htmlNode {
 			cl = append(cl, "nowrap")
 		}
 		class[i] = strings.Join(cl, " ")
-		v.Heads = append(v.Heads, htmlCell{Clean(c.Head), class[i]})
+		v.Heads = append(v.Heads, htmlCell{Text: Clean(c.Head), Class: class[i]})
 	}
-	for _, r := range t.Rows {
+	for n, r := range t.Rows {
 		row := make([]htmlCell, len(t.Columns))
 		for i := range row {
 			row[i].Class = class[i]
 			if i < len(r) {
 				row[i].Text = Clean(r[i])
 			}
+			if n < len(t.Links) && i < len(t.Links[n]) {
+				row[i].Href = localHref(t.Links[n][i])
+			}
 		}
-		v.Rows = append(v.Rows, row)
+		hr := htmlRow{Cells: row}
+		if v.Select != "" && n < len(t.SelectValues) {
+			hr.Check = Clean(t.SelectValues[n])
+		}
+		v.Rows = append(v.Rows, hr)
 	}
 	return htmlNode{Kind: "table", Table: v}
 }
@@ -310,6 +339,15 @@ func htmlBlockText(s string) template.HTML {
 // htmlLineText is one line of text for a pre-formatted element: cleaned
 // (Clean: newlines and tabs escaped too), escaped for HTML.
 func htmlLineText(s string) template.HTML { return template.HTML(htmlEscape(Clean(s))) }
+
+// localHref keeps a link only when it is a path on the same server
+// ("/runs/3"), never a scheme or another host.
+func localHref(s string) string {
+	if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || strings.ContainsAny(s, "\\\x00\n\r\t") {
+		return ""
+	}
+	return s
+}
 
 // htmlID keeps the characters of an anchor that need no escaping.
 func htmlID(s string) string {
@@ -422,13 +460,14 @@ const htmlPageTemplate = `{{define "page"}}<!DOCTYPE html>
 {{range .Notes}}<li>{{.}}</li>
 {{end}}</ul>
 {{else if eq .Kind "pre"}}<pre>{{.Pre}}</pre>
-{{else if eq .Kind "table"}}{{template "table" .Table}}{{else if eq .Kind "chart"}}{{template "chart" .Chart}}{{end}}{{end}}
+{{else if eq .Kind "svg"}}{{.Pre}}
+{{else if eq .Kind "table"}}{{template "table" .Table}}{{else if eq .Kind "chart"}}{{template "chart" .Chart}}{{else if eq .Kind "links"}}{{template "links" .}}{{else if eq .Kind "form"}}{{template "form" .}}{{end}}{{end}}
 
-{{define "table"}}{{if .Rows}}<div class="tablebox"><table>
+{{define "table"}}{{if .Rows}}<div class="tablebox"><table{{if .ID}} id="{{.ID}}"{{end}}>
 {{if .Caption}}<caption>{{.Caption}}</caption>
-{{end}}<thead><tr>{{range .Heads}}<th{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
+{{end}}<thead><tr>{{if .Select}}<th></th>{{end}}{{range .Heads}}<th{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{$sel := .Select}}{{range .Rows}}<tr>{{if $sel}}<td><input type="checkbox" name="{{$sel}}" value="{{.Check}}"></td>{{end}}{{range .Cells}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{else}}{{if .Caption}}<p>{{.Caption}}</p>

@@ -54,7 +54,7 @@ func DiagnoseHTMLPage(r *diagnose.Result) *HTMLPage {
 	p.Sections = append(p.Sections, HTMLSection{Title: "Query classes by total time", ID: "classes", Blocks: []HTMLBlock{cls}})
 
 	if q := r.Requests; q != nil {
-		req := HTMLSection{Title: "Which endpoint runs which SQL, per request (" + q.Source + ")", ID: "requests", Blocks: []HTMLBlock{HTMLList(requestsSummary(q)...)}}
+		req := HTMLSection{Title: "Which endpoint runs which SQL, per request (" + q.Source + ")", ID: "requests", Blocks: []HTMLBlock{HTMLList(withLine(perRequestLine(r), requestsSummary(q))...)}}
 		t := HTMLTable{Empty: "No request was seen."}
 		for i, h := range requestsEndpointHeads {
 			t.Columns = append(t.Columns, HTMLColumn{Head: h, Numeric: i > 0, Code: i == 0})
@@ -68,9 +68,15 @@ func DiagnoseHTMLPage(r *diagnose.Result) *HTMLPage {
 			req.Blocks = append(req.Blocks, HTMLSection{Title: e.Endpoint, Blocks: []HTMLBlock{HTMLList(requestsEndpointClasses(e)...)}})
 		}
 		p.Sections = append(p.Sections, req)
+		if s, ok := htmlProfileSection(q); ok {
+			p.Sections = append(p.Sections, s)
+		}
 	}
 
 	attr := HTMLSection{Title: diagnoseEstimateHeading(r), ID: "attribution"}
+	if l := perRequestLine(r); r.Requests == nil && l != "" {
+		attr.Blocks = append(attr.Blocks, HTMLText(l))
+	}
 	if r.Attribution == nil {
 		attr.Blocks = append(attr.Blocks, HTMLText("Not estimated: it needs the slow log and an access log covering the run's window."))
 	} else {

@@ -122,8 +122,8 @@ func HTTPDiffHTMLPage(d *httpprof.DiffReport, limit int) *HTMLPage {
 	}
 	for i, r := range rows {
 		ep := r.Method + " " + r.Path
-		if r.Status != "both" {
-			ep += " (" + r.Status + ")"
+		if r.Status != httpprof.InBoth {
+			ep += " (" + DiffStatusText(r.Status) + ")"
 		}
 		c := []string{ep, Count(r.CountA), Count(r.CountB), Duration(r.P99A), Duration(r.P99B), Ratio(r.P99Ratio),
 			Duration(r.TimeTotalA), Duration(r.TimeTotalB)}

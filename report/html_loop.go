@@ -17,6 +17,9 @@ import (
 // applied, with why.
 func loopHTMLPage(r *tune.Result) *HTMLPage {
 	p := &HTMLPage{Title: loopTitle(r), Summary: []string{loopStack(r)}}
+	if h := LoopHeadline(r); h != "" {
+		p.Summary = append([]string{h}, p.Summary...)
+	}
 	if r.History != "" {
 		p.Summary = append(p.Summary, "Runs recorded in "+r.History)
 	}
@@ -38,10 +41,10 @@ func loopHTMLPage(r *tune.Result) *HTMLPage {
 	for i, s := range loopAfterBaseline(r) {
 		sec := HTMLSection{Title: fmt.Sprintf("Step %d: %s", i+2, s.Label), ID: "step-" + strconv.Itoa(i+2)}
 		if s.Skipped != "" {
-			sec.Blocks = append(sec.Blocks, HTMLText("Not run: "+s.Skipped))
+			sec.Blocks = append(sec.Blocks, HTMLText("Not run: "+StepSkipText(&s)))
 		}
 		if s.RolledBack != "" {
-			sec.Blocks = append(sec.Blocks, HTMLText("Rolled back: "+s.RolledBack))
+			sec.Blocks = append(sec.Blocks, HTMLText("Rolled back: "+StepUndoText(&s)))
 		}
 		if d := decisionLine(s); d != "" {
 			sec.Blocks = append(sec.Blocks, HTMLText("Decision: "+d), HTMLText(runsLine(s)))
@@ -69,13 +72,19 @@ func loopHTMLPage(r *tune.Result) *HTMLPage {
 	for _, label := range loopPlanLabels(r) {
 		p.Sections = append(p.Sections, HTMLSection{Title: "Plan of step " + label + " (dry run)", Blocks: []HTMLBlock{HTMLCode(loopPlanText(r.Plans[label]))}})
 	}
+	if q := loopProfiled(r); q != nil {
+		if s, ok := htmlProfileSection(q); ok {
+			s.Title += " (the first diagnosis's trace run)"
+			p.Sections = append(p.Sections, s)
+		}
+	}
 	if len(r.NotApplied) > 0 {
 		t := HTMLTable{Columns: []HTMLColumn{{Head: "finding", Code: true, NoWrap: true}, {Head: "title"}, {Head: "why"}}}
 		for _, f := range r.NotApplied {
-			t.Rows = append(t.Rows, []string{f.ID, f.Title, f.Reason})
+			t.Rows = append(t.Rows, []string{f.ID, f.Title, fixReason(f)})
 		}
 		p.Sections = append(p.Sections, HTMLSection{Title: fmt.Sprintf("Not applied (%d)", len(r.NotApplied)), ID: "not-applied",
-			Blocks: []HTMLBlock{t}})
+			Blocks: append([]HTMLBlock{t}, fixesHTML(r)...)})
 	}
 	return p
 }
@@ -88,7 +97,7 @@ func loopHTMLChart(r *tune.Result) HTMLBarChart {
 	for i, s := range r.Steps {
 		label := fmt.Sprintf("%d. %s", i+1, s.Label)
 		if s.Skipped != "" {
-			c.Bars = append(c.Bars, HTMLBar{Label: label, Text: "not run", Tip: label + ": not run: " + firstWords(s.Skipped)})
+			c.Bars = append(c.Bars, HTMLBar{Label: label, Text: "not run", Tip: label + ": not run: " + firstWords(StepSkipText(&s))})
 			continue
 		}
 		text := Score(s.Median) + " · " + fmt.Sprintf("%.2fx", s.XBaseline)

@@ -35,12 +35,12 @@ func loopHostileFixture() *tune.Result {
 	r.Steps = append(r.Steps, tune.StepResult{
 		Label: "N+1 queries " + script, Scores: []float64{4100, 4230, 3990}, Median: 4100, XBaseline: 48.24, RPS: 140.5, P99MS: 95,
 		Applied:    []string{"app: friend_set false → true (read back) " + img},
-		RolledBack: "slower? " + esc,
+		RolledBack: tune.UndoSlower, Why: "slower? " + esc,
 		Findings: []tune.Finding{{ID: "n-plus-one" + bidi, Title: "GET /friends runs one query per friend " + script,
 			Evidence: append([]string{"query: SELECT * FROM users WHERE id = ? (1000 calls per page)"}, hostileMarkup...),
 			Change:   "friend_set: false → true; " + img, Source: "refapp " + esc}},
 	})
-	r.NotApplied = append(r.NotApplied, tune.Finding{ID: "sysctl" + img, Title: script, Reason: "host-wide " + bidi})
+	r.NotApplied = append(r.NotApplied, tune.Finding{ID: "sysctl" + img, Title: script, Reason: tune.LeftReason("host-wide " + bidi)})
 	return r
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/stacktune/stacktune/httpprof"
@@ -94,7 +93,7 @@ func httpSummary(r *httpprof.Report) []string {
 		lines = append(lines, fmt.Sprintf("outside --since/--until: %s requests", Count(o.Filtered)))
 	}
 	if r.Skipped.Count > 0 {
-		lines = append(lines, fmt.Sprintf("skipped: %s lines (%s)", Count(r.Skipped.Count), countsLine(r.Skipped.Reasons, 0)))
+		lines = append(lines, fmt.Sprintf("skipped: %s lines (%s)", Count(r.Skipped.Count), SkipLine(r.Skipped.Reasons)))
 	} else {
 		lines = append(lines, "skipped: nothing")
 	}
@@ -112,84 +111,80 @@ func httpSummary(r *httpprof.Report) []string {
 	return lines
 }
 
-func httpText(w io.Writer, r *httpprof.Report) error {
-	ew := &errWriter{w: w}
-	for _, l := range httpSummary(r) {
-		ew.printf("# %s\n", l)
+// httpTable is the profile table's heads and cells, every column
+// right-aligned but the last. Text writes the method and the path as one
+// last column ("GET /friends", as in the log), Markdown as two.
+func httpTable(r *httpprof.Report, md bool) (heads []string, cols string, rows [][]string) {
+	n := len(httpColumns)
+	if !md {
+		n--
 	}
-	for _, n := range r.Notes {
-		ew.printf("# %s\n", block{n, "#   "})
+	for _, c := range httpColumns[:n] {
+		heads = append(heads, c.head)
 	}
-	ew.printf("\n")
-	if ew.err != nil {
-		return ew.err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	last := len(httpColumns) - 1
-	for i, c := range httpColumns {
-		if i < last {
-			fprintf(tw, "%s\t", c.head)
-		}
-	}
-	fprintf(tw, " %s\n", httpColumns[last].head)
 	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		for j, c := range httpColumns {
-			if j < last {
-				fprintf(tw, "%s\t", c.cell(e))
-			}
+		var row []string
+		for _, c := range httpColumns[:n] {
+			row = append(row, c.cell(&r.Endpoints[i]))
 		}
-		// The path is left-aligned after the aligned columns.
-		fprintf(tw, " %s\n", httpColumns[last].cell(e))
+		rows = append(rows, row)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	if !md {
+		last := httpColumns[n]
+		heads[n-1] += " " + last.head
+		for i := range rows {
+			rows[i][n-1] += " " + last.cell(&r.Endpoints[i])
+		}
 	}
+	if md {
+		return heads, strings.Repeat(string(colRight), n), rows
+	}
+	return heads, strings.Repeat(string(colRight), n-1) + string(colLeft), rows
+}
+
+func httpText(w io.Writer, r *httpprof.Report) error {
+	sw := sectionWriter{e: &errWriter{w: w}}
+	summary := httpSummary(r)
+	sw.title(summary[0], summary[1:])
+	for _, n := range r.Notes {
+		sw.e.printf("# %s\n", block{n, "#   "})
+	}
+	sw.e.printf("\n")
+	sw.table(httpTable(r, false))
 	if len(r.Slowest) > 0 {
-		ew.printf("\nSlowest requests:\n")
+		// No header row: the time, then the request.
+		var rows [][]string
 		for _, s := range r.Slowest {
 			at := ""
 			if s.Time != nil {
 				at = s.Time.Format(time.RFC3339) + " "
 			}
-			ew.printf("  %8s  %s%d %s %s\n", Duration(s.RequestTime), at, s.Status, s.Method, s.URI)
+			rows = append(rows, []string{Duration(s.RequestTime), fmt.Sprintf("%s%d %s %s", at, s.Status, s.Method, s.URI)})
 		}
+		sw.e.printf("\nSlowest requests:\n")
+		sw.table(nil, "rl", rows)
 	}
-	return ew.err
+	return sw.e.err
 }
 
 func httpMarkdown(w io.Writer, r *httpprof.Report) error {
-	ew := &errWriter{w: w}
-	ew.printf("# Access-log profile\n\n")
-	for _, l := range httpSummary(r) {
-		ew.printf("- %s\n", mdEscape(l))
+	sw := sectionWriter{e: &errWriter{w: w}, md: true}
+	notes := make([]string, len(r.Notes))
+	for i, n := range r.Notes {
+		notes[i] = strings.ReplaceAll(n, "\n", " ")
 	}
-	for _, n := range r.Notes {
-		ew.printf("- %s\n", mdEscape(strings.ReplaceAll(n, "\n", " ")))
-	}
-	ew.printf("\n|")
-	for _, c := range httpColumns {
-		ew.printf(" %s |", c.head)
-	}
-	ew.printf("\n|")
-	for range httpColumns {
-		ew.printf("---:|")
-	}
-	ew.printf("\n")
-	for i := range r.Endpoints {
-		ew.printf("|")
-		for _, c := range httpColumns {
-			ew.printf(" %s |", mdEscape(c.cell(&r.Endpoints[i])))
-		}
-		ew.printf("\n")
-	}
+	sw.title("Access-log profile", append(httpSummary(r), notes...))
+	sw.e.printf("\n")
+	sw.table(httpTable(r, true))
 	if len(r.Slowest) > 0 {
-		ew.printf("\n## Slowest requests\n\n| Time | Status | Method | URI |\n|---:|---:|---|---|\n")
+		sw.heading("Slowest requests")
+		var rows [][]string
 		for _, s := range r.Slowest {
-			ew.printf("| %s | %d | %s | `%s` |\n", Duration(s.RequestTime), s.Status, mdEscape(s.Method), mdCode(strings.ReplaceAll(s.URI, "`", "'")))
+			rows = append(rows, []string{Duration(s.RequestTime), strconv.Itoa(s.Status), s.Method, s.URI})
 		}
+		sw.table([]string{"Time", "Status", "Method", "URI"}, "rrlc", rows)
 	}
-	return ew.err
+	return sw.e.err
 }
 
 // httpCSV writes raw numbers (seconds, bytes), one row per endpoint, for
@@ -235,7 +230,7 @@ func HTTPDiff(w io.Writer, d *httpprof.DiffReport, format string, limit int) err
 			"count_b_scaled", "time_total_b_scaled_s", "time_total_change_raw_s", "499_a", "499_b"})
 		for _, r := range rows {
 			f := func(v float64) string { return strconv.FormatFloat(v, 'g', 9, 64) }
-			cw.Write([]string{r.Method, r.Path, r.Status, strconv.FormatInt(r.CountA, 10), strconv.FormatInt(r.CountB, 10),
+			cw.Write([]string{r.Method, r.Path, DiffStatusText(r.Status), strconv.FormatInt(r.CountA, 10), strconv.FormatInt(r.CountB, 10),
 				f(r.P99A), f(r.P99B), f(r.P99Ratio), f(r.TimeTotalA), f(r.TimeTotalB), f(r.TimeTotalChange),
 				strconv.FormatInt(r.ErrorsA, 10), strconv.FormatInt(r.ErrorsB, 10),
 				f(r.CountBScaled), f(r.TimeTotalBScaled), f(r.TimeTotalChangeRaw), strconv.FormatInt(r.ClosedA, 10), strconv.FormatInt(r.ClosedB, 10)})
@@ -262,8 +257,8 @@ func HTTPDiff(w io.Writer, d *httpprof.DiffReport, format string, limit int) err
 	heads = append(heads, "Total change", "5xx A", "5xx B", "499 A", "499 B", "Endpoint")
 	cells := func(r httpprof.DiffRow) []string {
 		ep := r.Method + " " + r.Path
-		if r.Status != "both" {
-			ep += " (" + r.Status + ")"
+		if r.Status != httpprof.InBoth {
+			ep += " (" + DiffStatusText(r.Status) + ")"
 		}
 		c := []string{Count(r.CountA), Count(r.CountB), Duration(r.P99A), Duration(r.P99B), Ratio(r.P99Ratio),
 			Duration(r.TimeTotalA), Duration(r.TimeTotalB)}
@@ -272,49 +267,31 @@ func HTTPDiff(w io.Writer, d *httpprof.DiffReport, format string, limit int) err
 		}
 		return append(c, signedDuration(r.TimeTotalChange), Count(r.ErrorsA), Count(r.ErrorsB), Count(r.ClosedA), Count(r.ClosedB), ep)
 	}
+	sw := sectionWriter{e: ew, md: md}
+	var table [][]string
+	for _, r := range rows {
+		table = append(table, cells(r))
+	}
+	cols := strings.Repeat(string(colRight), len(heads))
 	if md {
-		ew.printf("# Access-log comparison\n\n")
-		for _, l := range summary {
-			ew.printf("- %s\n", mdEscape(l))
-		}
 		for _, n := range d.Notes {
-			ew.printf("- Note: %s\n", mdEscape(n))
+			summary = append(summary, "Note: "+n)
 		}
-		ew.printf("\n| %s |\n|%s\n", strings.Join(heads, " | "), strings.Repeat("---:|", len(heads)))
-		for _, r := range rows {
-			c := cells(r)
-			for i := range c {
-				c[i] = mdEscape(c[i])
-			}
-			ew.printf("| %s |\n", strings.Join(c, " | "))
-		}
+		sw.title("Access-log comparison", summary)
+		ew.printf("\n")
+		sw.table(heads, cols, table)
 		return ew.err
 	}
-	for _, l := range summary {
-		ew.printf("# %s\n", l)
-	}
+	sw.title(summary[0], summary[1:])
 	for _, n := range d.Notes {
 		ew.printf("# note: %s\n", n)
 	}
 	ew.printf("\n")
-	if ew.err != nil {
-		return ew.err
-	}
-	// The tabs between cells are layout: they go in the format, never in
-	// an argument, which would have them escaped.
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, h := range heads[:len(heads)-1] {
-		fprintf(tw, "%s\t", h)
-	}
-	fprintf(tw, "\n")
-	for _, r := range rows {
-		c := cells(r)
-		for _, x := range c[:len(c)-1] {
-			fprintf(tw, "%s\t", x)
-		}
-		fprintf(tw, " %s\n", c[len(c)-1])
-	}
-	return tw.Flush()
+	// The endpoint, last, has no head in text and is left-aligned.
+	heads[len(heads)-1] = ""
+	cols = cols[:len(cols)-1] + string(colLeft)
+	sw.table(heads, cols, table)
+	return ew.err
 }
 
 func signedDuration(v float64) string {

@@ -10,8 +10,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stacktune/stacktune/abtest"
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/history"
+	"github.com/stacktune/stacktune/internal/stats"
+	"github.com/stacktune/stacktune/reqtrace"
 	"github.com/stacktune/stacktune/tune"
 )
 
@@ -97,8 +100,11 @@ func loopStack(r *tune.Result) string {
 	if what == "" {
 		what = fmt.Sprintf("reference app at scale %d behind nginx, memcached", s.Scale)
 	}
-	return fmt.Sprintf("%s, %s; runs of %s, the state before and after each step interleaved (%s runs each), %d connections, %d cores%s",
-		what, s.MariaDB, Duration(s.DurationS), runs, s.Connections, s.Cores, q)
+	if s.MariaDB != "" { // unknown when the loop stopped before its diagnosis
+		what += ", " + s.MariaDB
+	}
+	return fmt.Sprintf("%s; runs of %s, the state before and after each step interleaved (%s runs each), %d connections, %d cores%s",
+		what, Duration(s.DurationS), runs, s.Connections, s.Cores, q)
 }
 
 // loopTitle is the report's title: the demo's, or tune's on a user's
@@ -110,12 +116,73 @@ func loopTitle(r *tune.Result) string {
 	return "stacktune demo: score transitions"
 }
 
-// loopChecks are the loop's statements beside its table: the noise
-// floor, and what the restart at the end found.
+// LoopHeadline is the loop's one number in one line: the tuned stack
+// against the one found, interleaved ("" before the final comparison
+// ran).
+func LoopHeadline(r *tune.Result) string {
+	f := r.Final
+	if f == nil {
+		if len(r.Steps) > 1 && r.Restart == nil && !loopKeptAny(r) {
+			return "Result: no step was kept: the stack is as it was found"
+		}
+		return ""
+	}
+	line := fmt.Sprintf("Result: tuned against the stack as found, interleaved: %s (%.0f%% interval %s to %s): %s, %d runs each",
+		RatioX(f.Ratio), f.Level*100, RatioX(f.Interval[0]), RatioX(f.Interval[1]), VerdictText(f.Decision), len(f.Tuned)) + detectableText(f.Detectable, f.Test)
+	if f.RolledBack {
+		line += "; the tuned stack was slower, so every kept step was rolled back: the stack is as it was found"
+	}
+	return line
+}
+
+// RatioX writes a ratio as "1.29x".
+func RatioX(v float64) string { return Ratio(v) + "x" }
+
+// loopKeptAny reports whether a measured step was kept.
+func loopKeptAny(r *tune.Result) bool {
+	for _, s := range loopAfterBaseline(r) {
+		if s.Decision != nil && s.RolledBack == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// noiseLine says what the loop did about its noise: the floors it
+// measured (each with runs twice as long as the one before) and the
+// causes it saw.
+func noiseLine(n *tune.Noise) string {
+	var tries []string
+	for _, t := range n.Tries {
+		tries = append(tries, fmt.Sprintf("±%.0f%% with %gs runs", t.Width*100, t.RunS))
+	}
+	s := fmt.Sprintf("Noise: %s (limit ±%.0f%%)", strings.Join(tries, ", then "), n.Limit*100)
+	if n.Noisy {
+		s += fmt.Sprintf("; still wider than the limit, the loop went on with %gs runs and every decision says the smallest effect it could tell", n.RunS)
+	}
+	var cs []string
+	for _, c := range n.Causes {
+		cs = append(cs, NoiseCauseText(c))
+	}
+	if len(cs) > 0 {
+		s += "; seen: " + strings.Join(cs, "; ")
+	}
+	return s
+}
+
+// loopChecks are the loop's statements beside its table: where the
+// my.cnf drop-in went and why, the noise floor, and what the restart at
+// the end found.
 func loopChecks(r *tune.Result) []string {
 	var out []string
+	if r.Stack.MySQLConf != "" {
+		out = append(out, r.Stack.MySQLConf)
+	}
 	if r.NoiseFloor != nil {
 		out = append(out, "Noise floor (the baseline against itself): "+r.NoiseFloor.Reason)
+	}
+	if n := r.Noise; n != nil && (len(n.Tries) > 1 || len(n.Causes) > 0) {
+		out = append(out, noiseLine(n))
 	}
 	if rc := r.Restart; rc != nil {
 		restarted := "nothing restarted (no restart command known)"
@@ -142,12 +209,16 @@ func loopChecks(r *tune.Result) []string {
 
 var loopHeader = []string{"#", "step", "scores", "median", "x baseline", "req/s", "p99 ms"}
 
+// loopCols lays out the table: the figures from the median on
+// right-aligned (see sectionWriter.table).
+const loopCols = "lllrrrr"
+
 // loopRows are the table's cells, raw.
 func loopRows(r *tune.Result) [][]string {
 	var rows [][]string
 	for i, s := range r.Steps {
 		if s.Skipped != "" {
-			rows = append(rows, []string{strconv.Itoa(i + 1), s.Label, "(not run: " + firstWords(s.Skipped) + ")", "-", "-", "-", "-"})
+			rows = append(rows, []string{strconv.Itoa(i + 1), s.Label, "(not run: " + firstWords(StepSkipText(&s)) + ")", "-", "-", "-", "-"})
 			continue
 		}
 		scores := scoreList(s.Scores)
@@ -158,9 +229,22 @@ func loopRows(r *tune.Result) [][]string {
 			scores += " (slower: rolled back)"
 		}
 		rows = append(rows, []string{strconv.Itoa(i + 1), s.Label, scores, Score(s.Median),
-			fmt.Sprintf("%.2fx", s.XBaseline), fmt.Sprintf("%.1f", s.RPS), fmt.Sprintf("%.0f", s.P99MS)})
+			xBaseline(s.XBaseline), fmt.Sprintf("%.1f", s.RPS), fmt.Sprintf("%.0f", s.P99MS)})
+	}
+	if f := r.Final; f != nil {
+		rows = append(rows, []string{"=", "tuned against the stack as found", scoreList(f.Tuned) + " (as found: " + scoreList(f.Original) + ")",
+			Score(stats.Median(f.Tuned)), xBaseline(f.Ratio), "-", "-"})
 	}
 	return rows
+}
+
+// xBaseline writes a step's chained ratio; a step with none (rolled
+// back) shows "-".
+func xBaseline(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", v)
 }
 
 // firstWords is a reason up to its first colon.
@@ -172,38 +256,12 @@ func firstWords(s string) string {
 }
 
 func loopText(w *bufio.Writer, r *tune.Result) {
+	if h := LoopHeadline(r); h != "" {
+		fprintf(w, "%s\n\n", Clean(h))
+	}
 	fprintf(w, "Score transitions: %s\n\n", loopStack(r))
-	rows := loopRows(r)
-	for _, row := range rows {
-		for i := range row {
-			row[i] = Clean(row[i]) // before measuring: the table stays aligned
-		}
-	}
-	width := make([]int, len(loopHeader))
-	for i, h := range loopHeader {
-		width[i] = len(h)
-	}
-	for _, row := range rows {
-		for i, c := range row {
-			width[i] = max(width[i], len([]rune(c)))
-		}
-	}
-	line := func(cells []string) {
-		for i, c := range cells {
-			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
-			if i >= 3 { // numbers right-aligned
-				c = pad + c
-			} else {
-				c += pad
-			}
-			w.WriteString("  " + c)
-		}
-		w.WriteString("\n")
-	}
-	line(loopHeader)
-	for _, row := range rows {
-		line(row)
-	}
+	sw := sectionWriter{e: &errWriter{w: w}}
+	sw.table(loopHeader, loopCols, loopRows(r))
 	if checks := loopChecks(r); len(checks) > 0 {
 		w.WriteString("\n")
 		for _, c := range checks {
@@ -213,38 +271,58 @@ func loopText(w *bufio.Writer, r *tune.Result) {
 	for i, s := range loopAfterBaseline(r) {
 		fprintf(w, "\nStep %d: %s\n", i+2, s.Label)
 		if s.Skipped != "" {
-			fprintf(w, "  not run: %s\n", s.Skipped)
+			fprintf(w, "  not run: %s\n", StepSkipText(&s))
 		}
 		if s.RolledBack != "" {
-			fprintf(w, "  rolled back: %s\n", s.RolledBack)
+			fprintf(w, "  rolled back: %s\n", StepUndoText(&s))
 		}
 		if d := decisionLine(s); d != "" {
 			fprintf(w, "  decision: %s\n", d)
 			fprintf(w, "  %s\n", runsLine(s))
 		}
+		// What changed and each finding, its evidence and change under it.
+		var rows, under [][]string
 		for _, a := range s.Applied {
-			fprintf(w, "  changed  %s\n", a)
+			rows, under = append(rows, []string{"changed", a}), append(under, nil)
 		}
 		for _, f := range s.Findings {
-			fprintf(w, "  finding  %s: %s\n", f.ID, f.Title)
+			var lines []string
 			for _, e := range f.Evidence {
-				fprintf(w, "           - %s\n", e)
+				lines = append(lines, "- "+e)
 			}
 			if f.Change != "" {
-				fprintf(w, "           change: %s\n", f.Change)
+				lines = append(lines, "change: "+f.Change)
 			}
+			rows, under = append(rows, []string{"finding", f.ID + ": " + f.Title}), append(under, lines)
 		}
+		sw.tableUnder(nil, "ll", rows, func(i int) []string { return under[i] })
+	}
+	if q := loopProfiled(r); q != nil {
+		requestsProfileBlock(sw, q)
 	}
 	if len(r.NotApplied) > 0 {
 		fprintf(w, "\nNot applied (%d):\n", len(r.NotApplied))
-		for _, f := range r.NotApplied {
-			fprintf(w, "  %s: %s\n           %s\n", f.ID, f.Title, f.Reason)
+		rows := make([][]string, len(r.NotApplied))
+		for i, f := range r.NotApplied {
+			rows[i] = []string{f.ID + ": " + f.Title}
 		}
+		sw.tableUnder(nil, "l", rows, func(i int) []string { return []string{fixReason(r.NotApplied[i])} })
+		fixesText(w, r)
 	}
 	for _, label := range loopPlanLabels(r) {
 		fprintf(w, "\nPlan of step %s (dry run):\n", label)
 		_ = ApplyDryRun(w, r.Plans[label], Text)
 	}
+}
+
+// loopProfiled is the per-request view of the first diagnosis when its
+// trace run profiled the app (nil otherwise): the loop report shows where
+// each endpoint's time went in the stack as found.
+func loopProfiled(r *tune.Result) *reqtrace.Report {
+	if r.First == nil || r.First.Requests == nil || r.First.Requests.Profile == nil {
+		return nil
+	}
+	return r.First.Requests
 }
 
 // loopPlanLabels are the labels of a dry run's plans, in step order.
@@ -272,14 +350,11 @@ func loopMarkdownText(s string) string { return Clean(mdEscape(s)) }
 func loopMarkdown(w *bufio.Writer, r *tune.Result, chartRef string) {
 	md := loopMarkdownText
 	w.WriteString("# " + loopTitle(r) + "\n\n")
-	w.WriteString(md(loopStack(r)) + "\n\n")
-	w.WriteString("| " + strings.Join(loopHeader, " | ") + " |\n|---|---|---|---:|---:|---:|---:|\n")
-	for _, row := range loopRows(r) {
-		for i := range row {
-			row[i] = md(row[i])
-		}
-		w.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	if h := LoopHeadline(r); h != "" {
+		w.WriteString("**" + md(h) + "**\n\n")
 	}
+	w.WriteString(md(loopStack(r)) + "\n\n")
+	sectionWriter{e: &errWriter{w: w}, md: true}.table(loopHeader, loopCols, loopRows(r))
 	if chartRef != "" {
 		fmt.Fprintf(w, "\n![score transitions](%s)\n", chartRef)
 	}
@@ -290,11 +365,17 @@ func loopMarkdown(w *bufio.Writer, r *tune.Result, chartRef string) {
 		w.WriteString(md(c) + "\n\n")
 	}
 	writeLoopSteps(w, r, loopMarkdownMarkup)
+	if q := loopProfiled(r); q != nil {
+		requestsProfileBlock(sectionWriter{e: &errWriter{w: w}, md: true}, q)
+	}
 	if len(r.NotApplied) > 0 {
-		fmt.Fprintf(w, "\n## Not applied (%d)\n\n| finding | title | why |\n|---|---|---|\n", len(r.NotApplied))
-		for _, f := range r.NotApplied {
-			fmt.Fprintf(w, "| `%s` | %s | %s |\n", Clean(mdCode(f.ID)), md(f.Title), md(f.Reason))
+		fmt.Fprintf(w, "\n## Not applied (%d)\n\n", len(r.NotApplied))
+		rows := make([][]string, len(r.NotApplied))
+		for i, f := range r.NotApplied {
+			rows[i] = []string{f.ID, f.Title, fixReason(f)}
 		}
+		sectionWriter{e: &errWriter{w: w}, md: true}.table([]string{"finding", "title", "why"}, "cll", rows)
+		fixesMarkdown(w, r)
 	}
 	for _, label := range loopPlanLabels(r) {
 		fmt.Fprintf(w, "\n## Plan of step %s (dry run)\n\n```\n%s```\n", md(label), strings.ReplaceAll(loopPlanText(r.Plans[label]), "```", "` ` `"))
@@ -336,10 +417,10 @@ func writeLoopSteps(w *bufio.Writer, r *tune.Result, m loopMarkup) {
 	for i, s := range loopAfterBaseline(r) {
 		fmt.Fprintf(w, m.step, i+2, m.esc(s.Label))
 		if s.Skipped != "" {
-			fmt.Fprintf(w, m.para, m.esc("Not run: "+s.Skipped))
+			fmt.Fprintf(w, m.para, m.esc("Not run: "+StepSkipText(&s)))
 		}
 		if s.RolledBack != "" {
-			fmt.Fprintf(w, m.para, m.esc("Rolled back: "+s.RolledBack))
+			fmt.Fprintf(w, m.para, m.esc("Rolled back: "+StepUndoText(&s)))
 		}
 		if d := decisionLine(s); d != "" {
 			fmt.Fprintf(w, m.para, m.esc("Decision: "+d))
@@ -390,6 +471,19 @@ func decisionLine(s tune.StepResult) string {
 	if d == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s: median ratio %s, %.0f%% interval [%s, %s], Mann-Whitney p = %.3g, %d runs before and %d after, interleaved",
-		d.Verdict, Ratio(d.RatioMedian), d.Level*100, Ratio(d.CILow), Ratio(d.CIHigh), d.PValue, d.RunsA, d.RunsB)
+	line := fmt.Sprintf("%s: median ratio %s, %.0f%% interval [%s, %s], Mann-Whitney p = %.3g, %d runs before and %d after, interleaved",
+		VerdictText(d.Verdict), Ratio(d.RatioMedian), d.Level*100, Ratio(d.CILow), Ratio(d.CIHigh), d.PValue, d.RunsA, d.RunsB)
+	return line + detectableText(tune.Detectable(d), d)
+}
+
+// detectableText says how small an effect a decision could tell from
+// noise ("" when its interval has no upper end).
+func detectableText(v float64, d *abtest.Decision) string {
+	if v <= 0 {
+		if d != nil && d.CIHigh > 0 && d.CIHigh == d.CILow {
+			return "; its runs did not vary: it could tell any effect"
+		}
+		return "; its interval has no upper end: it could tell nothing"
+	}
+	return fmt.Sprintf("; it could tell about ±%.0f%% from noise", v*100)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // RequestsFormats are the formats Requests renders.
-var RequestsFormats = []string{Text, Markdown, JSON}
+var RequestsFormats = []string{Text, Markdown, JSON, HTML}
 
 // Limits of the per-request view's text and Markdown.
 const (
@@ -33,6 +33,8 @@ func Requests(w io.Writer, r *reqtrace.Report, format string) error {
 	switch format {
 	case JSON:
 		return WriteJSON(w, r)
+	case HTML:
+		return requestsHTML(w, r)
 	case Text, "", Markdown:
 		e := &errWriter{w: w}
 		sw := sectionWriter{e: e, md: format == Markdown}
@@ -109,7 +111,7 @@ func requestsEndpointClasses(e reqtrace.Endpoint) []string {
 func requestsNPlusOne(r *reqtrace.Report) []string {
 	var out []string
 	for _, n := range r.NPlusOne {
-		out = append(out, n.Problem())
+		out = append(out, n.Problem)
 	}
 	return out
 }
@@ -132,7 +134,7 @@ func requestsClassRows(r *reqtrace.Report) [][]string {
 			eps = append(eps, fmt.Sprintf("%s %s/req %s", e.Endpoint, trimFloat(e.PerRequest), Percent(e.Share)))
 		}
 		if c.Unattributed > 0 {
-			eps = append(eps, fmt.Sprintf("no request: %s calls", Count(c.Unattributed)))
+			eps = append(eps, fmt.Sprintf("no request: %s calls", Count(c.Unattributed))+requestsCutEndpoints(c))
 		}
 		if len(eps) == 0 {
 			eps = []string{"-"}
@@ -142,16 +144,39 @@ func requestsClassRows(r *reqtrace.Report) [][]string {
 	return rows
 }
 
-// requestsSkipped is the skipped counts, one line each.
+// requestsCutEndpoints says, after a class's calls tied to no request,
+// those in requests the end of the run cut by endpoint, with the lower
+// bound per request they give; "" when none.
+func requestsCutEndpoints(c reqtrace.Class) string {
+	var cut []string
+	for j, e := range c.CutEndpoints {
+		if j >= requestsEndpointsPerCls {
+			cut = append(cut, fmt.Sprintf("+%d", len(c.CutEndpoints)-j))
+			break
+		}
+		cut = append(cut, fmt.Sprintf("%s %s in %s, at least %s/req", e.Endpoint, Count(e.Calls), Count(e.CutRequests), trimFloat(e.PerRequestMin)))
+	}
+	if len(cut) == 0 {
+		return ""
+	}
+	return " (in cut requests: " + strings.Join(cut, ", ") + ")"
+}
+
+// requestsSkipped is the skipped counts, one line each, in words (by the
+// words' order).
 func requestsSkipped(r *reqtrace.Report) []string {
-	var keys []string
-	for k := range r.Skipped {
+	byWords := map[string]int64{}
+	for k, v := range r.Skipped {
+		byWords[k.Words()] += v
+	}
+	keys := make([]string, 0, len(byWords))
+	for k := range byWords {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var out []string
 	for _, k := range keys {
-		out = append(out, fmt.Sprintf("%s: %s", k, Count(r.Skipped[k])))
+		out = append(out, fmt.Sprintf("%s: %s", k, Count(byWords[k])))
 	}
 	return out
 }
@@ -163,7 +188,7 @@ func requestsEndpointsBlock(sw sectionWriter, r *reqtrace.Report) {
 		sw.list([]string{"no request was seen"})
 		return
 	}
-	sw.table(requestsEndpointHeads, requestsEndpointRows(r), func(i int) bool { return i > 0 })
+	sw.table(requestsEndpointHeads, "lrrrrrrrr", requestsEndpointRows(r))
 	if !sw.md {
 		sw.e.printf("\n")
 	}
@@ -188,6 +213,7 @@ func requestsEndpointsBlock(sw sectionWriter, r *reqtrace.Report) {
 func requestsSections(sw sectionWriter, r *reqtrace.Report) {
 	sw.heading("Endpoints, the most DB time first")
 	requestsEndpointsBlock(sw, r)
+	requestsProfileBlock(sw, r)
 	sw.heading(fmt.Sprintf("N+1: one statement %d times or more in one request, the most time first", r.NPlusOneMin))
 	if n := requestsNPlusOne(r); len(n) > 0 {
 		sw.list(n)
@@ -198,7 +224,7 @@ func requestsSections(sw sectionWriter, r *reqtrace.Report) {
 	if len(r.Classes) == 0 {
 		sw.list([]string{"no statement was seen"})
 	} else {
-		sw.table(requestsClassHeads, requestsClassRows(r), func(i int) bool { return i < 2 })
+		sw.table(requestsClassHeads, "rrlc", requestsClassRows(r))
 	}
 	if sk := requestsSkipped(r); len(sk) > 0 {
 		sw.heading("Not counted")

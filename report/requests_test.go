@@ -10,6 +10,7 @@ import (
 
 	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/internal/golden"
+	"github.com/stacktune/stacktune/internal/skip"
 	"github.com/stacktune/stacktune/reqtrace"
 )
 
@@ -27,7 +28,16 @@ func requestsFixtures(t *testing.T) map[string]*reqtrace.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]*reqtrace.Report{"trace": diagnoseFixture(t).Requests, "tags": tags}
+	// The same log with the last two requests taken as in flight at the
+	// end: their calls by endpoint, apart (Class.CutEndpoints).
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	inFlight, err := reqtrace.FromSlowLog(context.Background(), []input.Input{{Name: "mariadb1011-sqlcommenter.log", R: f}}, reqtrace.Options{NPlusOne: 2, DropLast: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*reqtrace.Report{"trace": diagnoseFixture(t).Requests, "tags": tags, "tags-in-flight": inFlight}
 }
 
 func TestRequestsGolden(t *testing.T) {
@@ -70,10 +80,10 @@ func TestRequestsSections(t *testing.T) {
 
 func TestRequestsHostile(t *testing.T) {
 	for _, s := range []string{kitchenSink, "<script>alert(1)</script>"} {
-		r := requestsFixtures(t)["tags"]
+		r := requestsFixtures(t)["tags-in-flight"]
 		r.Method += s
 		r.Notes = append(r.Notes, s)
-		r.Skipped[s] = 2
+		r.Skipped[skip.Code(s)] = 2
 		for i := range r.Endpoints {
 			r.Endpoints[i].Endpoint += s
 			for j := range r.Endpoints[i].Classes {
@@ -82,6 +92,9 @@ func TestRequestsHostile(t *testing.T) {
 		}
 		for i := range r.Classes {
 			r.Classes[i].Fingerprint += s
+			for j := range r.Classes[i].CutEndpoints {
+				r.Classes[i].CutEndpoints[j].Endpoint += s
+			}
 		}
 		for i := range r.NPlusOne {
 			r.NPlusOne[i].Endpoint += s

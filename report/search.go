@@ -5,14 +5,43 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
+	"time"
 
 	"github.com/stacktune/stacktune/knobsearch"
 )
 
 // SearchFormats are the formats Search renders.
 var SearchFormats = []string{Text, Markdown, JSON}
+
+// SearchReportFormat is the format of a search's --report file, from its
+// extension: .md, .json or .txt.
+func SearchReportFormat(path string) (string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".md":
+		return Markdown, nil
+	case ".json":
+		return JSON, nil
+	case ".txt":
+		return Text, nil
+	}
+	return "", fmt.Errorf("--report %s: the search writes .md, .json or .txt", path)
+}
+
+// SearchSnapshotLine is the progress line of --reset datadir's snapshot,
+// taken: its size, files and the time the copy took.
+func SearchSnapshotLine(bytes int64, files int, elapsed time.Duration) string {
+	return fmt.Sprintf("snapshot: %s in %d files, copied in %s", Bytes(bytes), files, Duration(elapsed.Seconds()))
+}
+
+// SearchEmitted says where the search's change set was written (--emit)
+// and what it holds, for stderr.
+func SearchEmitted(r *knobsearch.Result, dir string) string {
+	return fmt.Sprintf("the change set (%s) is in %s: stacktune apply %s", r.ChangeSetWhy, dir, dir)
+}
 
 // Search renders a knob search: the rules it kept (fixed settings, the
 // memory budget, the knobs left out and why), every trial, the knobs by
@@ -85,14 +114,16 @@ func Search(w io.Writer, r *knobsearch.Result, format string) error {
 		}
 	}
 	heading("Trials")
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	// "vs as found" is the trial's score over the server as found's
 	// at its time (the anchors around it): what the search ranks by.
+	// Markdown leaves out the time to reset and apply.
+	heads := []string{"#", "trial", "score", "vs as found", "reset+apply", "configuration (differences from the server as found)"}
+	cols := "rlrrrl"
 	if md {
-		bw.WriteString("| # | trial | score | vs as found | configuration (differences from the server as found) |\n|---:|---|---:|---:|---|\n")
-	} else {
-		fprintf(tw, "#\ttrial\tscore\tvs as found\treset+apply\tconfiguration (differences from the server as found)\n")
+		heads = slices.Delete(heads, 4, 5)
+		cols = "rlrrl"
 	}
+	var rows [][]string
 	for _, t := range r.Trials {
 		score := Count(int64(math.Round(t.Score)))
 		if !t.OK() {
@@ -106,13 +137,17 @@ func Search(w io.Writer, r *knobsearch.Result, format string) error {
 		if !t.OK() {
 			cfg += " — " + t.Error
 		}
+		row := []string{strconv.Itoa(t.N), t.Label, score, rel, Duration((t.Reset + t.Apply).Seconds()), cfg}
 		if md {
-			fprintf(bw, "| %d | %s | %s | %s | %s |\n", t.N, mdEscape(t.Label), score, rel, mdEscape(cfg))
-		} else {
-			fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.N, t.Label, score, rel, Duration((t.Reset + t.Apply).Seconds()), cfg)
+			row = slices.Delete(row, 4, 5)
 		}
+		rows = append(rows, row)
 	}
-	tw.Flush()
+	ew := &errWriter{w: bw}
+	sectionWriter{e: ew, md: md}.table(heads, cols, rows)
+	if ew.err != nil {
+		return ew.err
+	}
 	if len(r.Importance) > 0 {
 		heading("Knobs by influence (Spearman's rho between the knob's value and the score)")
 		var parts []string
@@ -140,7 +175,7 @@ func Search(w io.Writer, r *knobsearch.Result, format string) error {
 			if s.Config != nil {
 				what = s.Config.String() + ": " + s.Why
 			}
-			line(s.Phase + ": " + what)
+			line(PhaseText(s.Phase) + ": " + what)
 		}
 	}
 	heading("Best")

@@ -3,9 +3,11 @@ package report
 import "strings"
 
 // sectionWriter writes the sections of a text or Markdown report: a
-// heading, a list, a table (text: aligned columns; Markdown: a pipe table,
-// a last "fingerprint" column in code). Every string goes through the
-// errWriter's printf, which cleans it.
+// title, a heading, a list, a table (text: columns aligned by display
+// width; Markdown: a pipe table, code columns as code spans), rows with
+// lines under them. It is the one way a renderer lays out columns (see
+// TestNoTabwriter). Every string goes through the errWriter's printf,
+// which cleans it.
 type sectionWriter struct {
 	e  *errWriter
 	md bool
@@ -45,9 +47,43 @@ func (sw sectionWriter) list(lines []string) {
 	}
 }
 
-// table writes rows under heads; numeric says which columns align right.
-func (sw sectionWriter) table(heads []string, rows [][]string, numeric func(i int) bool) {
+// Column layouts for table, one byte per column: a left-aligned column,
+// a right-aligned one (numbers), and a code column (left-aligned in text,
+// a code span in Markdown: query IDs, fingerprints, paths).
+const (
+	colLeft  = 'l'
+	colRight = 'r'
+	colCode  = 'c'
+)
+
+// table writes rows under heads, each column laid out as cols says (see
+// colLeft; one byte per column, "l" for a missing one). Text aligns the
+// columns by display width (a CJK character takes two), two spaces
+// apart, a left-aligned last one unpadded, under no header row when
+// heads are all ""; Markdown is a pipe table, right-aligned columns
+// marked so.
+func (sw sectionWriter) table(heads []string, cols string, rows [][]string) {
+	sw.tableUnder(heads, cols, rows, nil)
+}
+
+// tableUnder is table with lines under some rows (under(i) for row i,
+// nil for none): in text each is written on its own line below its row,
+// indented two spaces past it, outside the alignment; in Markdown they end
+// the row's last cell, after "; ".
+func (sw sectionWriter) tableUnder(heads []string, cols string, rows [][]string, under func(i int) []string) {
 	e := sw.e
+	lines := func(i int) []string {
+		if under == nil {
+			return nil
+		}
+		return under(i)
+	}
+	col := func(i int) byte {
+		if i < len(cols) {
+			return cols[i]
+		}
+		return colLeft
+	}
 	if sw.md {
 		e.printf("|")
 		for _, h := range heads {
@@ -55,17 +91,20 @@ func (sw sectionWriter) table(heads []string, rows [][]string, numeric func(i in
 		}
 		e.printf("\n|")
 		for i := range heads {
-			if numeric(i) {
+			if col(i) == colRight {
 				e.printf("---:|")
 			} else {
 				e.printf("---|")
 			}
 		}
 		e.printf("\n")
-		for _, row := range rows {
+		for r, row := range rows {
+			if l := lines(r); len(l) > 0 && len(row) > 0 {
+				row = append(row[:len(row)-1:len(row)-1], strings.Join(append([]string{row[len(row)-1]}, l...), "; "))
+			}
 			e.printf("|")
 			for i, c := range row {
-				if i == len(row)-1 && strings.Contains(heads[len(heads)-1], "fingerprint") {
+				if col(i) == colCode {
 					e.printf(" `%s` |", mdCode(strings.ReplaceAll(c, "`", "'")))
 				} else {
 					e.printf(" %s |", mdEscape(c))
@@ -75,34 +114,38 @@ func (sw sectionWriter) table(heads []string, rows [][]string, numeric func(i in
 		}
 		return
 	}
-	width := make([]int, len(heads))
+	n := len(heads)
+	for _, row := range rows {
+		n = max(n, len(row))
+	}
+	width := make([]int, n)
 	for i, h := range heads {
 		width[i] = displayWidth(h)
 	}
 	for _, row := range rows {
 		for i, c := range row {
-			if i < len(row)-1 {
-				width[i] = max(width[i], displayWidth(Clean(c)))
-			}
+			width[i] = max(width[i], displayWidth(Clean(c)))
 		}
 	}
 	line := func(cells []string) {
 		var b strings.Builder
 		for i, c := range cells {
 			pad := strings.Repeat(" ", max(0, width[i]-displayWidth(Clean(c))))
-			switch {
-			case i == len(cells)-1:
-				b.WriteString(c)
-			case numeric(i):
+			if col(i) == colRight {
 				b.WriteString(pad + c + "  ")
-			default:
+			} else {
 				b.WriteString(c + pad + "  ")
 			}
 		}
 		e.printf("  %s\n", strings.TrimRight(b.String(), " "))
 	}
-	line(heads)
-	for _, row := range rows {
+	if strings.Join(heads, "") != "" {
+		line(heads)
+	}
+	for r, row := range rows {
 		line(row)
+		for _, l := range lines(r) {
+			e.printf("    %s\n", l)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/stacktune/stacktune/tpcc"
 )
@@ -84,32 +83,44 @@ func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
 		fprintf(bw, "%s\n", head)
 	}
 	score := fmt.Sprintf("tpmC %s, tpmTotal %s", Count(int64(r.TpmC+0.5)), Count(int64(r.TpmTotal+0.5)))
+	if len(r.Outages) > 0 {
+		// The server went away: said first, and the rates only over the
+		// time it was up.
+		for _, l := range tpccOutages(r) {
+			if md {
+				fprintf(bw, "**%s**\n\n", mdEscape(l))
+			} else {
+				fprintf(bw, "%s\n", l)
+			}
+		}
+		score = "no tpmC: the server was away for the whole measured interval"
+		if r.Up > 0 {
+			score = fmt.Sprintf("tpmC %s, tpmTotal %s over the %s of %s measured the server was up",
+				Count(int64(r.TpmC+0.5)), Count(int64(r.TpmTotal+0.5)), Duration(r.Up.Seconds()), Duration(r.Duration.Seconds()))
+		}
+	}
 	if r.ThinkTimes {
 		score += fmt.Sprintf(", efficiency %.1f%% of %.2f tpmC per warehouse", r.Efficiency, tpcc.MaxTpmCPerWarehouse)
 	}
+	counts := fmt.Sprintf("%s completed, %s failed, %s retries (%s deadlocks, %s lock wait timeouts)",
+		Count(r.Completed), Count(r.Failed), Count(r.Retries), Count(r.Deadlocks), Count(r.LockWaits))
 	if md {
-		fprintf(bw, "**%s**; %s completed, %s failed, %s retries (%s deadlocks, %s lock wait timeouts)\n\n", score,
-			Count(r.Completed), Count(r.Failed), Count(r.Retries), Count(r.Deadlocks), Count(r.LockWaits))
-		bw.WriteString("| transaction | completed | mix | min | rolled back | failed | retries | deadlocks | avg | p50 | p90 | p99 | max | p90 limit |\n")
-		bw.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-		for _, t := range r.Transactions {
-			fprintf(bw, "| %s | %s | %.1f%% | %.0f%% | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t.Name, Count(t.Completed), t.Mix, t.MinMix,
-				Count(t.RolledBack), Count(t.Failed), Count(t.Retries), Count(t.Deadlocks),
-				Duration(t.Avg), Duration(t.P50), Duration(t.P90), Duration(t.P99), Duration(t.Max), limitText(t))
-		}
-		bw.WriteString("\n")
+		fprintf(bw, "**%s**; %s\n\n", score, counts)
 	} else {
-		fprintf(bw, "%s; %s completed, %s failed, %s retries (%s deadlocks, %s lock wait timeouts)\n\n", score,
-			Count(r.Completed), Count(r.Failed), Count(r.Retries), Count(r.Deadlocks), Count(r.LockWaits))
-		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fprintf(tw, "transaction\tcompleted\tmix\tmin\trolled back\tfailed\tretries\tdeadlocks\tavg\tp50\tp90\tp99\tmax\tp90 limit\t\n")
-		for _, t := range r.Transactions {
-			fprintf(tw, "%s\t%s\t%.1f%%\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Name, Count(t.Completed), t.Mix, t.MinMix,
-				Count(t.RolledBack), Count(t.Failed), Count(t.Retries), Count(t.Deadlocks),
-				Duration(t.Avg), Duration(t.P50), Duration(t.P90), Duration(t.P99), Duration(t.Max), limitText(t))
-		}
-		tw.Flush()
-		bw.WriteString("\n")
+		fprintf(bw, "%s; %s\n\n", score, counts)
+	}
+	var rows [][]string
+	for _, t := range r.Transactions {
+		rows = append(rows, []string{t.Name, Count(t.Completed), fmt.Sprintf("%.1f%%", t.Mix), fmt.Sprintf("%.0f%%", t.MinMix),
+			Count(t.RolledBack), Count(t.Failed), Count(t.Retries), Count(t.Deadlocks),
+			Duration(t.Avg), Duration(t.P50), Duration(t.P90), Duration(t.P99), Duration(t.Max), limitText(t)})
+	}
+	ew := &errWriter{w: bw}
+	sectionWriter{e: ew, md: md}.table([]string{"transaction", "completed", "mix", "min", "rolled back", "failed", "retries", "deadlocks",
+		"avg", "p50", "p90", "p99", "max", "p90 limit"}, "lrrrrrrrrrrrrl", rows)
+	ew.printf("\n")
+	if ew.err != nil {
+		return ew.err
 	}
 	bullet := func(s string) {
 		if md {
@@ -133,6 +144,26 @@ func TPCCRun(w io.Writer, r *tpcc.Result, format string) error {
 		bullet("note: " + n)
 	}
 	return bw.Flush()
+}
+
+// tpccOutages are a run's lines on the server going away: when (and
+// where in the run), whether and when it came back, what was seen.
+func tpccOutages(r *tpcc.Result) []string {
+	measured := r.Started.Add(r.WarmUp)
+	var out []string
+	for _, o := range r.Outages {
+		at := o.From.Sub(measured).Seconds()
+		where := fmt.Sprintf("%s into the measured interval", Duration(at))
+		if at < 0 {
+			where = fmt.Sprintf("%s before the measured interval, in the warm-up", Duration(-at))
+		}
+		back := "not back by the end of the run"
+		if !o.To.IsZero() {
+			back = "back after " + Duration(o.To.Sub(o.From).Seconds())
+		}
+		out = append(out, fmt.Sprintf("SERVER WENT AWAY at %s (%s), %s: %s", o.From.Format("15:04:05.0"), where, back, o.Error))
+	}
+	return out
 }
 
 // tpccVerdicts are a run's lines on its mix and its response times.
@@ -180,7 +211,9 @@ func limitText(t tpcc.TxStats) string {
 	return Duration(t.Limit) + " " + verdict
 }
 
-// TPCCCheck renders the consistency conditions.
+// TPCCCheck renders the consistency conditions: the verdict, then each
+// condition with what it was checked for, how many broke it and a few of
+// them, or why it was not checked.
 func TPCCCheck(w io.Writer, r *tpcc.CheckResult, format string) error {
 	if r == nil {
 		r = &tpcc.CheckResult{}
@@ -197,17 +230,35 @@ func TPCCCheck(w io.Writer, r *tpcc.CheckResult, format string) error {
 	if !r.OK() {
 		verdict = "BROKEN"
 	}
+	span := "1-12"
+	if n := len(r.Conditions); n > 0 {
+		span = fmt.Sprintf("%d-%d", r.Conditions[0].Number, r.Conditions[n-1].Number)
+	}
 	if md {
-		fprintf(bw, "### TPC-C consistency conditions 1-4 (%d warehouses): %s\n\n", r.Warehouses, verdict)
+		fprintf(bw, "### TPC-C consistency conditions %s (%d warehouses): %s\n\n", span, r.Warehouses, verdict)
 	} else {
-		fprintf(bw, "TPC-C consistency conditions 1-4 (%d warehouses): %s\n", r.Warehouses, verdict)
+		fprintf(bw, "TPC-C consistency conditions %s (%d warehouses): %s\n", span, r.Warehouses, verdict)
 	}
 	for _, c := range r.Conditions {
-		state := "ok"
-		if !c.OK() {
-			state = "BROKEN"
+		// The line is cleaned whole by fprintf.
+		var line string
+		switch {
+		case c.NotChecked != "":
+			line = fmt.Sprintf("%d not checked: %s: %s", c.Number, c.Rule, c.NotChecked)
+		default:
+			state := "ok"
+			if !c.OK() {
+				state = "BROKEN"
+			}
+			per, what := "", "checked"
+			if c.Per != "" {
+				per, what = " for each "+c.Per, c.Per+" checked"
+				if c.Checked != 1 {
+					what = c.Per + "s checked"
+				}
+			}
+			line = fmt.Sprintf("%d %s: %s%s: %s %s, %s violations", c.Number, state, c.Rule, per, Count(c.Checked), what, Count(c.Violations))
 		}
-		line := fmt.Sprintf("%d %s: %s: %s checked, %s violations", c.Number, state, c.Rule, Count(c.Checked), Count(c.Violations))
 		if md {
 			fprintf(bw, "- %s\n", mdEscape(line))
 		} else {

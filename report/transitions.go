@@ -23,6 +23,11 @@ const noLabel = "(no label)"
 // baselineNote explains the dashes of an undefined baseline.
 const baselineNote = "the first step's median score is 0, so ratios against it are undefined (-)"
 
+// TransitionsJSON is the JSON of Transitions: {"steps": [...]}.
+type TransitionsJSON struct {
+	Steps []history.Step `json:"steps"`
+}
+
 // Transitions writes the score transition table of history.Transitions in
 // format "text" (aligned columns), "markdown", "json" ({"steps": [...]},
 // see history.Step.MarshalJSON) or "html" (TransitionsHTMLPage without the
@@ -33,9 +38,7 @@ func Transitions(w io.Writer, steps []history.Step, format string) error {
 		if steps == nil {
 			steps = []history.Step{}
 		}
-		return WriteJSON(w, struct {
-			Steps []history.Step `json:"steps"`
-		}{steps})
+		return WriteJSON(w, TransitionsJSON{Steps: steps})
 	case Markdown:
 		return transitionsMarkdown(w, steps)
 	case Text:

@@ -17,10 +17,10 @@ import (
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/fingerprint"
 	"github.com/stacktune/stacktune/input"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/mysqlproxy"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // avgRatingID is the bookshop's N+1: one average per book of an author.

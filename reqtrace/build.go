@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/stacktune/stacktune/httpprof"
+	"github.com/stacktune/stacktune/internal/skip"
+	"github.com/stacktune/stacktune/nplusone"
 )
 
 // Defaults and bounds of the attribution.
@@ -23,8 +25,12 @@ const (
 	maxClassesPerRequest = 2000
 )
 
-// OtherEndpoint names the requests of endpoints past MaxEndpoints.
-const OtherEndpoint = "(other endpoints)"
+// OtherEndpoint names the requests of endpoints past MaxEndpoints,
+// UnnamedEndpoint those of requests whose tags name no endpoint.
+const (
+	OtherEndpoint   = "(other endpoints)"
+	UnnamedEndpoint = "(unnamed)"
+)
 
 // Options configures how statements are attributed and reported.
 type Options struct {
@@ -138,6 +144,11 @@ type epAcc struct {
 	untiedStmts        int64
 	untiedDBTime       float64
 	untiedRowsExamined float64
+	// cutRequests are its requests the end of the run cut (or, for tags,
+	// left in flight), cutCalls their calls by class: counted apart, not
+	// in its requests.
+	cutRequests int64
+	cutCalls    map[int32]int64
 }
 
 // builder accumulates requests and their statements into a Report.
@@ -152,21 +163,17 @@ type builder struct {
 	requests     int64
 	exMeasured   bool
 	exEstimated  bool
-	skipped      map[string]int64
+	skipped      skip.Counts
 	notes        []string
 	unattrByCls  map[int32]int64
 }
 
 func newBuilder(opt Options) *builder {
 	opt.defaults()
-	return &builder{opt: opt, classes: newClassTable(), endpoints: map[string]*epAcc{}, skipped: map[string]int64{}, unattrByCls: map[int32]int64{}}
+	return &builder{opt: opt, classes: newClassTable(), endpoints: map[string]*epAcc{}, skipped: skip.Counts{}, unattrByCls: map[int32]int64{}}
 }
 
-func (b *builder) skip(reason string, n int64) {
-	if n > 0 {
-		b.skipped[reason] += n
-	}
-}
+func (b *builder) skip(reason skip.Reason, n int64) { b.skipped.Add(reason, n) }
 
 func (b *builder) note(format string, a ...any) { b.notes = append(b.notes, fmt.Sprintf(format, a...)) }
 
@@ -221,10 +228,16 @@ func (b *builder) add(r *request, s stmt) {
 	default:
 		r.exKnown = false
 	}
+	b.addCall(r, s)
+}
+
+// addCall adds s to its request's calls by class (bounded: a request's
+// classes past maxClassesPerRequest are skipped and counted).
+func (b *builder) addCall(r *request, s stmt) {
 	a, ok := r.calls[s.class]
 	if !ok {
 		if len(r.calls) >= maxClassesPerRequest {
-			b.skip("classes past the bound of one request", 1)
+			b.skip(ReasonClassesPastBound, 1)
 			return
 		}
 		a = &callAcc{}
@@ -232,6 +245,25 @@ func (b *builder) add(r *request, s stmt) {
 	}
 	a.n++
 	a.time += s.dur
+}
+
+// cutStmt counts a statement of a request the end of the run cut: tied
+// to no counted request, but kept in the request's calls by class, which
+// cut gives its endpoint.
+func (b *builder) cutStmt(r *request, s stmt) {
+	b.unattributedStmt(s)
+	b.addCall(r, s)
+}
+
+// cut folds a request the end of the run cut into its endpoint's cut
+// requests and their calls by class (Class.CutEndpoints), not into its
+// requests: a cut request ran only part of its statements.
+func (b *builder) cut(r *request) {
+	e := b.endpoint(r.endpoint)
+	e.cutRequests++
+	for cls, a := range r.calls {
+		e.cutCalls[cls] += a.n
+	}
 }
 
 // estimate is a class's rows examined per call from
@@ -259,7 +291,7 @@ func (b *builder) estimate(class int32) float64 {
 // endpoint returns the accumulator of an endpoint key.
 func (b *builder) endpoint(key string) *epAcc {
 	if key == "" {
-		key = "(unnamed)"
+		key = UnnamedEndpoint
 	}
 	e, ok := b.endpoints[key]
 	if !ok {
@@ -269,7 +301,7 @@ func (b *builder) endpoint(key string) *epAcc {
 				return e
 			}
 		}
-		e = &epAcc{key: key, classes: map[int32]*epClass{}, untiedCalls: map[int32]int64{}, untiedTime: map[int32]float64{}}
+		e = &epAcc{key: key, classes: map[int32]*epClass{}, untiedCalls: map[int32]int64{}, untiedTime: map[int32]float64{}, cutCalls: map[int32]int64{}}
 		b.endpoints[key] = e
 	}
 	return e
@@ -338,7 +370,7 @@ func (b *builder) untied(endpoint string, s stmt) {
 func (b *builder) report(source, method string) *Report {
 	rep := &Report{Source: source, Method: method, NPlusOneMin: b.opt.NPlusOne, Requests: b.requests, Statements: b.stmts,
 		Attributed: b.attributed, Unattributed: b.unattributed, Ambiguous: b.ambiguous,
-		Endpoints: []Endpoint{}, Classes: []Class{}, NPlusOne: []NPlusOne{}, Skipped: b.skipped, Notes: []string{}}
+		Endpoints: []Endpoint{}, Classes: []Class{}, NPlusOne: []nplusone.Pattern{}, Skipped: b.skipped, Notes: []string{}}
 	switch {
 	case b.exMeasured && b.exEstimated:
 		rep.RowsExamined = "measured where the source records it, else estimated from the digest's average per call"
@@ -348,14 +380,19 @@ func (b *builder) report(source, method string) *Report {
 		rep.RowsExamined = "estimated"
 	}
 	classEps := map[int32][]ClassEndpoint{}
+	cutEps := map[int32][]CutEndpoint{}
 	var untiedNotes []string
 	for _, e := range b.endpoints {
+		for cls, n := range e.cutCalls {
+			cutEps[cls] = append(cutEps[cls], CutEndpoint{Endpoint: e.key, Calls: n, CutRequests: e.cutRequests,
+				PerRequestMin: round(float64(n)/float64(e.cutRequests), 2)})
+		}
 		reqTime := 0.0
 		if e.reqTimeN > 0 {
 			reqTime = e.reqTimeSum / float64(e.reqTimeN)
 		} else if rt, ok := b.matchRequestTime(e.key); ok {
 			reqTime = rt.TimeTotalS / float64(rt.Count)
-			if e.requests == 0 && rt.Count > 0 {
+			if e.requests == 0 && rt.Count > 0 && e.untiedStmts > 0 {
 				// Tags naming the endpoint but no request: per request
 				// by the access log's count of its requests.
 				e.requests = rt.Count
@@ -421,6 +458,18 @@ func (b *builder) report(source, method string) *Report {
 			}
 			return cl.Endpoints[i].Endpoint < cl.Endpoints[j].Endpoint
 		})
+		if ce := cutEps[int32(i)]; len(ce) > 0 {
+			for k := range ce {
+				ce[k].Share = round(float64(ce[k].Calls)/float64(c.calls), 4)
+			}
+			sort.Slice(ce, func(i, j int) bool {
+				if ce[i].Calls != ce[j].Calls {
+					return ce[i].Calls > ce[j].Calls
+				}
+				return ce[i].Endpoint < ce[j].Endpoint
+			})
+			cl.CutEndpoints = ce
+		}
 		rep.Classes = append(rep.Classes, cl)
 	}
 	sort.Slice(rep.Classes, func(i, j int) bool {
@@ -434,8 +483,8 @@ func (b *builder) report(source, method string) *Report {
 		if a.TimeS != b.TimeS {
 			return a.TimeS > b.TimeS
 		}
-		if a.Mean != b.Mean {
-			return a.Mean > b.Mean
+		if a.PerRequest != b.PerRequest {
+			return a.PerRequest > b.PerRequest
 		}
 		return a.Endpoint+a.ID < b.Endpoint+b.ID
 	})
@@ -447,11 +496,11 @@ func (b *builder) report(source, method string) *Report {
 	return rep
 }
 
-// nPlusOne describes a flagged class of an endpoint.
-func (b *builder) nPlusOne(e *epAcc, ep Endpoint, c *classInfo, ec *epClass) NPlusOne {
+// nPlusOne describes a flagged class of an endpoint, measured.
+func (b *builder) nPlusOne(e *epAcc, ep Endpoint, c *classInfo, ec *epClass) nplusone.Pattern {
 	n := float64(e.requests)
-	np := NPlusOne{Endpoint: e.key, ID: c.mergedID, Fingerprint: c.display(), IDs: c.memberIDs(), Sample: c.sample, Requests: e.requests,
-		Flagged: ec.flagged, N: b.opt.NPlusOne, Mean: round(float64(ec.calls)/n, 2), Max: ec.max, TimePerRequestS: round(ec.time/n, 6), TimeS: round(ec.time, 6), Worst: ec.worst}
+	np := nplusone.Pattern{Endpoint: e.key, ID: c.mergedID, Fingerprint: c.display(), IDs: c.memberIDs(), Sample: c.sample, Source: nplusone.Measured, Requests: e.requests,
+		Flagged: ec.flagged, N: b.opt.NPlusOne, PerRequest: round(float64(ec.calls)/n, 2), Max: ec.max, TimePerRequestS: round(ec.time/n, 6), TimeS: round(ec.time, 6), Worst: ec.worst}
 	if ec.requests < 0 {
 		np.Flagged, np.Max = -1, -1
 	}
@@ -459,6 +508,7 @@ func (b *builder) nPlusOne(e *epAcc, ep Endpoint, c *classInfo, ec *epClass) NPl
 		np.RequestShare = round(np.TimePerRequestS/ep.RequestTimeS, 4)
 	}
 	np.Rewrite = Rewrite(c.display(), c.sample)
+	np.Problem = problemLine(np)
 	return np
 }
 

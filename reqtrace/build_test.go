@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacktune/stacktune/httpprof"
+
 	"github.com/stacktune/stacktune/fingerprint"
 	"github.com/stacktune/stacktune/input"
 )
@@ -122,7 +124,7 @@ func TestJoin(t *testing.T) {
 	if rep.Requests != 2 || rep.Statements != 10 || rep.Attributed != 6 || rep.Ambiguous != 1 || rep.Unattributed != 4 {
 		t.Fatalf("requests %d statements %d attributed %d ambiguous %d unattributed %d", rep.Requests, rep.Statements, rep.Attributed, rep.Ambiguous, rep.Unattributed)
 	}
-	if rep.Skipped["requests cut by the end of the run (not counted)"] != 1 || rep.Skipped["statements of requests cut by the end of the run"] != 2 {
+	if rep.Skipped["requests_cut_by_end"] != 1 || rep.Skipped["statements_of_cut_requests"] != 2 {
 		t.Errorf("skipped %v", rep.Skipped)
 	}
 	items := fingerprint.MergedID(fingerprint.Fingerprint("SELECT * FROM items WHERE id = 1"))
@@ -142,6 +144,9 @@ func TestJoin(t *testing.T) {
 	for _, cl := range rep.Classes {
 		if cl.ID == items && (cl.Calls != 6 || len(cl.IDs) != 2 || len(cl.Endpoints) != 1 || cl.Endpoints[0].Calls != 4 || cl.Unattributed != 2) {
 			t.Errorf("items class: %+v", cl)
+		}
+		if cl.ID == items && (len(cl.CutEndpoints) != 1 || cl.CutEndpoints[0] != CutEndpoint{Endpoint: "GET /a", Calls: 2, CutRequests: 1, PerRequestMin: 2, Share: 0.3333}) {
+			t.Errorf("items class: the cut request's calls %+v", cl.CutEndpoints)
 		}
 	}
 	if rep.Endpoints[0].Endpoint != "GET /a" {
@@ -194,10 +199,10 @@ func TestUntiedTags(t *testing.T) {
 	}
 	ts2.close()
 	rep = b2.report(SourceSlowLogTags, tagMethod)
-	if len(rep.NPlusOne) != 1 || rep.NPlusOne[0].Max != -1 || rep.NPlusOne[0].Mean != 5 || rep.NPlusOne[0].RequestShare != 0.05 {
+	if len(rep.NPlusOne) != 1 || rep.NPlusOne[0].Max != -1 || rep.NPlusOne[0].PerRequest != 5 || rep.NPlusOne[0].RequestShare != 0.05 {
 		t.Errorf("N+1 per request over the access log's count: %+v", rep.NPlusOne)
 	}
-	if p := rep.NPlusOne[0].Problem(); !strings.Contains(p, "5.0 times per request") || strings.Contains(p, "up to") {
+	if p := rep.NPlusOne[0].Problem; !strings.Contains(p, "5.0 times per request") || strings.Contains(p, "up to") {
 		t.Errorf("problem %q", p)
 	}
 }
@@ -251,10 +256,29 @@ func TestMatchRoute(t *testing.T) {
 func TestNameEndpoints(t *testing.T) {
 	reqs := []Request{{Method: "GET", Path: "/"}, {Method: "GET", Path: "/items/12"}, {Method: "GET", Path: "/items/13"},
 		{Method: "GET", Path: "/profile/alice"}, {Method: "POST", Path: "/profile/bob"}}
-	if err := nameEndpoints(reqs, []string{"/profile/:name"}); err != nil {
+	if err := nameEndpoints(reqs, []string{"/profile/:name"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"GET /", "GET /items/:num", "GET /items/:num", "GET /profile/:name", "POST /profile/:name"}
+	for i, r := range reqs {
+		if r.Endpoint != want[i] {
+			t.Errorf("%s %s: %q, want %q", r.Method, r.Path, r.Endpoint, want[i])
+		}
+	}
+}
+
+// TestNameEndpointsFromShapes: a short trace run sees a few accounts on
+// a page; the scenario's paths say the segment is a value, so they are
+// one endpoint, not one row per account.
+func TestNameEndpointsFromShapes(t *testing.T) {
+	reqs := []Request{{Method: "GET", Path: "/diary/entries/alice"}, {Method: "GET", Path: "/diary/entries/bob"},
+		{Method: "GET", Path: "/diary/entries/carol"}, {Method: "GET", Path: "/diary/entry/3/comments"}, {Method: "GET", Path: "/friends"}}
+	shapes := [][]string{{"diary", "entries", ""}, {"diary", "entry", "", "comments"}}
+	if err := nameEndpoints(reqs, nil, httpprof.ShapePatterns(shapes)); err != nil {
+		t.Fatal(err)
+	}
+	// Numbers keep their type, as the access log's profile names them.
+	want := []string{"GET /diary/entries/:name", "GET /diary/entries/:name", "GET /diary/entries/:name", "GET /diary/entry/:num/comments", "GET /friends"}
 	for i, r := range reqs {
 		if r.Endpoint != want[i] {
 			t.Errorf("%s %s: %q, want %q", r.Method, r.Path, r.Endpoint, want[i])

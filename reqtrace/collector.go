@@ -66,9 +66,25 @@ func (c *collector) statement(s rawStmt) {
 // run is on: give Tap.Statement as the proxy's Options.OnStatement. Off,
 // it costs one atomic load per statement.
 type Tap struct {
-	on  atomic.Bool
-	mu  sync.Mutex
-	col *collector
+	on    atomic.Bool
+	mu    sync.Mutex
+	col   *collector
+	proxy *mysqlproxy.Proxy // Watch's
+}
+
+// Watch has the trace runs through t say what p refused or closed while
+// they ran (connections past its cap, handshake and idle timeouts).
+func (t *Tap) Watch(p *mysqlproxy.Proxy) {
+	t.mu.Lock()
+	t.proxy = p
+	t.mu.Unlock()
+}
+
+// watched is Watch's proxy, nil when none.
+func (t *Tap) watched() *mysqlproxy.Proxy {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.proxy
 }
 
 // NewTap returns a Tap, off.

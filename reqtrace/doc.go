@@ -42,6 +42,14 @@
 // as ambiguous. Statements outside every request (background work) are
 // counted apart.
 //
+// A request the end of the run cut (a page slower than the run is long)
+// is not counted: it ran only part of its statements. Its statements are
+// kept apart by its endpoint (Class.CutEndpoints: a class's calls in the
+// cut requests of each endpoint, and those requests), so that the
+// endpoint of a class run mostly by such requests is still known, with
+// its calls per cut request as a lower bound. Tags count the requests
+// left in flight at the end (Options.DropLast) the same way.
+//
 // Tags (FromSlowLog, Tags) need no trace run: an app that writes
 // sqlcommenter or marginalia comments (package sqltag) names each
 // statement's request (the trace ID of its traceparent, or a request_id)

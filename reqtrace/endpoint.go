@@ -11,9 +11,10 @@ import (
 // nameEndpoints sets each request's Endpoint from its method and path, as
 // the access-log profile groups them (package httpprof: typed segments,
 // positions with many distinct values collapsed to :name), seeded with
-// collapse (groups already learned from the stack's access log).
-func nameEndpoints(reqs []Request, collapse []string) error {
-	learn := httpprof.NewProfiler(httpprof.Options{Collapse: collapse, Slowest: 1})
+// collapse (groups already learned from the stack's access log) and
+// values (positions the scenario fills with values: httpprof's Values).
+func nameEndpoints(reqs []Request, collapse, values []string) error {
+	learn := httpprof.NewProfiler(httpprof.Options{Collapse: collapse, Values: values, Slowest: 1})
 	var rec accesslog.Record
 	for i := range reqs {
 		fill(&rec, &reqs[i])
@@ -32,7 +33,7 @@ func nameEndpoints(reqs []Request, collapse []string) error {
 			r.Endpoint = e
 			continue
 		}
-		one := httpprof.NewProfiler(httpprof.Options{Collapse: learned, Slowest: 1})
+		one := httpprof.NewProfiler(httpprof.Options{Collapse: learned, Values: values, Slowest: 1})
 		fill(&rec, r)
 		one.Add(&rec)
 		rep, err := one.Report(httpprof.ReportOptions{})

@@ -114,8 +114,8 @@ func (b *builder) join(reqs []Request, sts []traceStmt, slack time.Duration) {
 		switch {
 		case pick >= 0 && reqs[pick].Cut:
 			owner[s.conn] = pick
-			b.unattributedStmt(st)
-			b.skip("statements of requests cut by the end of the run", 1)
+			b.cutStmt(built[pick], st)
+			b.skip(ReasonCutStatements, 1)
 		case pick >= 0:
 			owner[s.conn] = pick
 			b.add(built[pick], st)
@@ -127,10 +127,16 @@ func (b *builder) join(reqs []Request, sts []traceStmt, slack time.Duration) {
 		}
 	}
 	for i, r := range built {
-		if reqs[i].Cut {
-			b.skip("requests cut by the end of the run (not counted)", 1)
-			continue
+		if !reqs[i].Cut {
+			b.finish(r)
 		}
-		b.finish(r)
+	}
+	// The cut requests after the counted ones, so that an endpoint only
+	// cut requests reached takes no place before them under MaxEndpoints.
+	for i, r := range built {
+		if reqs[i].Cut {
+			b.skip(ReasonCutRequests, 1)
+			b.cut(r)
+		}
 	}
 }

@@ -350,10 +350,10 @@ func (h *pfsHistory) restore() error {
 func (h *pfsHistory) notes(b *builder) {
 	if h.noText > 0 {
 		b.note("%d executions of prepared statements have no text in performance_schema's history (MariaDB records none): their time counts in their requests' DB time, but they are in no class; the proxy sees their text", h.noText)
-		b.skip("prepared statement executions without text (performance_schema)", h.noText)
+		b.skip(ReasonPreparedWithoutText, h.noText)
 	}
 	if h.lostRuns > 0 {
 		b.note("performance_schema's history went round between two reads %d times: statements were lost (raise performance_schema_events_statements_history_long_size, a restart option, or use the proxy)", h.lostRuns)
-		b.skip("reads of performance_schema's history after it went round", h.lostRuns)
+		b.skip(ReasonHistoryWentRound, h.lostRuns)
 	}
 }

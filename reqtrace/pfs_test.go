@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -11,9 +12,9 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/benchrun"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // pfsServer are the options of a server whose performance_schema keeps a
@@ -59,7 +60,7 @@ func TestTraceRefappPFS(t *testing.T) {
 	checkHome(t, rep, "GET /", n)
 	// The server's timer tied to this host's clock puts every statement
 	// in its request (but those of the request the end of the run cut).
-	if cut := rep.Skipped["statements of requests cut by the end of the run"]; rep.Unattributed != cut || rep.Ambiguous != 0 {
+	if cut := rep.Skipped["statements_of_cut_requests"]; rep.Unattributed != cut || rep.Ambiguous != 0 {
 		t.Errorf("%d statements not attributed, %d of them in cut requests, %d ambiguous", rep.Unattributed, cut, rep.Ambiguous)
 	}
 	if rep.Source != SourcePFSHistory || rep.RowsExamined != "measured" {
@@ -70,6 +71,28 @@ func TestTraceRefappPFS(t *testing.T) {
 	}
 	if len(lines) == 0 || !strings.Contains(strings.Join(lines, "\n"), "SET ENABLED = 'NO'") {
 		t.Errorf("the consumers turned on were not announced with their undo: %q", lines)
+	}
+}
+
+// TestTraceRefappPFSPrepared: an app that prepares its statements on the
+// server (no interpolateParams) runs them as executions MariaDB's history
+// records without text; the report says how many, in a note and a skip
+// count, instead of losing them in silence (the reader was stopped, and
+// its notes dropped, before the report was built).
+func TestTraceRefappPFSPrepared(t *testing.T) {
+	s := startRefStack(t, stackOptions{server: pfsServer})
+	rep, _, err := Trace(context.Background(), TraceOptions{
+		Bench: benchrun.Options{Scenario: scenarioFor(t, s.app.URL(), []int{12}, true),
+			Load: loadgen.Options{Duration: 2 * time.Second, KeepAlive: true, Timeout: 30 * time.Second}},
+		PFS: s.db.DB(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := rep.Skipped[ReasonPreparedWithoutText.Code()]
+	t.Logf("%d requests, %d statements; %d executions without text", rep.Requests, rep.Statements, n)
+	if n == 0 || int64(rep.Statements) >= n || !strings.Contains(strings.Join(rep.Notes, "\n"), fmt.Sprintf("%d executions of prepared statements have no text", n)) {
+		t.Errorf("executions without text %d (statements with text %d), notes %q", n, rep.Statements, rep.Notes)
 	}
 }
 

@@ -27,7 +27,7 @@ func checkHome(t *testing.T, rep *Report, endpoint string, n int) {
 		t.Errorf("%s: %v queries, %v s of DB time per request", endpoint, ep.QueriesMean, ep.DBTimeS)
 	}
 	np, ok := findNPlusOne(rep, endpoint, isFriendID)
-	if !ok || np.Mean != float64(n) || np.Max != int64(n) || np.Flagged != ep.Requests || np.Rewrite == "" || np.TimeS <= 0 {
+	if !ok || np.PerRequest != float64(n) || np.Max != int64(n) || np.Flagged != ep.Requests || np.Rewrite == "" || np.TimeS <= 0 {
 		t.Errorf("N+1 of %s: %+v (found %v)", endpoint, np, ok)
 	}
 	if rep.NPlusOne[0].Endpoint != endpoint {
@@ -72,7 +72,7 @@ func TestTraceRefappProxy(t *testing.T) {
 	}
 	// One at a time through the proxy: every statement is in a request
 	// (those of the request the end of the run cut are not counted).
-	cut := rep.Skipped["statements of requests cut by the end of the run"]
+	cut := rep.Skipped["statements_of_cut_requests"]
 	if rep.Unattributed != cut || rep.Attributed+cut != rep.Statements || rep.Statements == 0 {
 		t.Errorf("%d statements, %d attributed, %d not (%d of cut requests)", rep.Statements, rep.Attributed, rep.Unattributed, cut)
 	}

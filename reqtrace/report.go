@@ -1,5 +1,11 @@
 package reqtrace
 
+import (
+	"github.com/stacktune/stacktune/appcpu"
+	"github.com/stacktune/stacktune/internal/skip"
+	"github.com/stacktune/stacktune/nplusone"
+)
+
 // Report is the per-request view of a run: which endpoint runs which SQL,
 // how many times per request. It is the shape of `stacktune endpoints
 // --format json` and of diagnose.Result.Requests. Times are seconds.
@@ -41,11 +47,15 @@ type Report struct {
 	Classes []Class `json:"classes"`
 	// NPlusOne are the classes some request ran at least NPlusOneMin
 	// times, the worst first (most time in the run).
-	NPlusOne []NPlusOne `json:"n_plus_one"`
+	NPlusOne []nplusone.Pattern `json:"n_plus_one"`
 	// Skipped counts what was not read or not kept, by reason.
-	Skipped map[string]int64 `json:"skipped"`
+	Skipped skip.Counts `json:"skipped"`
 	// Notes say what to read the report with.
 	Notes []string `json:"notes"`
+	// Profile is the app's CPU over a trace run sampled with
+	// TraceOptions.Sampler (its endpoints' figures are in Endpoints'
+	// Usage); nil without one.
+	Profile *appcpu.Profile `json:"profile,omitempty"`
 }
 
 // Sources of a Report.
@@ -78,6 +88,11 @@ type Endpoint struct {
 	// Classes are its statement classes, the most calls per request
 	// first.
 	Classes []EndpointClass `json:"classes"`
+	// Usage, with a profiled trace run, is its app CPU, DB and other
+	// time per request, top functions and stacks (its fields sit beside
+	// the others in JSON: app_cpu_ms_per_request, db_ms_per_request,
+	// other_ms_per_request, top_functions, flame_graph, stacks).
+	*appcpu.Usage
 }
 
 // EndpointClass is one class's calls in the requests of one endpoint.
@@ -114,6 +129,30 @@ type Class struct {
 	// Unattributed its calls tied to no request.
 	Endpoints    []ClassEndpoint `json:"endpoints"`
 	Unattributed int64           `json:"unattributed"`
+	// CutEndpoints are its calls in the requests the end of a trace run
+	// cut (for tags: the requests left in flight, Options.DropLast), by
+	// their endpoint, the most calls first. Those calls are among
+	// Unattributed, and the requests are not counted in Endpoints: the
+	// endpoint of a class whose calls were mostly in requests slower than
+	// the run is long is still known.
+	CutEndpoints []CutEndpoint `json:"cut_endpoints,omitempty"`
+}
+
+// CutEndpoint is one endpoint's part of a class's calls in requests the
+// end of the run cut.
+type CutEndpoint struct {
+	Endpoint string `json:"endpoint"`
+	// Calls are the class's calls in the endpoint's cut requests,
+	// CutRequests how many of its requests were cut (whether they ran the
+	// class or not).
+	Calls       int64 `json:"calls"`
+	CutRequests int64 `json:"cut_requests"`
+	// PerRequestMin is Calls over CutRequests: a lower bound of its calls
+	// per request of the endpoint, since each request was cut partway.
+	PerRequestMin float64 `json:"per_request_min"`
+	// Share is Calls' part of the class's calls (all of them, tied to a
+	// request or not).
+	Share float64 `json:"share"`
 }
 
 // ClassEndpoint is one endpoint's part of a class.
@@ -124,39 +163,4 @@ type ClassEndpoint struct {
 	// part of the class's calls.
 	PerRequest float64 `json:"per_request"`
 	Share      float64 `json:"share"`
-}
-
-// NPlusOne is a class one endpoint runs many times per request.
-type NPlusOne struct {
-	Endpoint    string   `json:"endpoint"`
-	ID          string   `json:"id"`
-	Fingerprint string   `json:"fingerprint"`
-	IDs         []string `json:"ids"`
-	Sample      string   `json:"sample"`
-	// Requests are the endpoint's requests, Flagged those that ran the
-	// class at least N (Report.NPlusOneMin) times (-1: unknown, tags that
-	// name no request).
-	Requests int64 `json:"requests"`
-	Flagged  int64 `json:"flagged"`
-	N        int   `json:"n"`
-	// Mean and Max are its calls per request of the endpoint (Max -1:
-	// unknown).
-	Mean float64 `json:"per_request_mean"`
-	Max  int64   `json:"per_request_max"`
-	// TimePerRequestS is the class's time per request of the endpoint,
-	// RequestShare that over the endpoint's mean request time (0 when
-	// unknown), TimeS its time in the run from this endpoint.
-	TimePerRequestS float64 `json:"time_per_request_s"`
-	RequestShare    float64 `json:"request_share,omitempty"`
-	TimeS           float64 `json:"time_s"`
-	// Worst names the request with the most calls (its path or trace).
-	Worst string `json:"worst,omitempty"`
-	// Rewrite says how to make it one query, from the statement's shape.
-	Rewrite string `json:"rewrite"`
-}
-
-// Problem is the finding in one line: where, what, how many times, what
-// it costs and what to do.
-func (n NPlusOne) Problem() string {
-	return problemLine(n)
 }

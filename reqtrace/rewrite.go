@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/stacktune/stacktune/nplusone"
 )
 
 // The shapes Rewrite recognises, on a fingerprint with its spacing
@@ -71,10 +73,11 @@ func shape(fp string) string {
 	return strings.TrimRight(s, "; ")
 }
 
-// problemLine is NPlusOne.Problem.
-func problemLine(n NPlusOne) string {
+// problemLine is a measured pattern in one line (Pattern.Problem): where,
+// what, how many times, what it costs and what to do.
+func problemLine(n nplusone.Pattern) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s runs %s %.1f times per request on average", n.Endpoint, strings.TrimRight(n.Fingerprint, " "), n.Mean)
+	fmt.Fprintf(&b, "%s runs %s %.1f times per request on average", n.Endpoint, strings.TrimRight(n.Fingerprint, " "), n.PerRequest)
 	if n.Max >= 0 {
 		fmt.Fprintf(&b, " (up to %d in one request", n.Max)
 		if n.Flagged >= 0 {

@@ -9,11 +9,12 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"github.com/stacktune/stacktune/internal/refapp"
-	"github.com/stacktune/stacktune/internal/refapp/refapptest"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/mysqlproxy"
+	"github.com/stacktune/stacktune/nplusone"
+	"github.com/stacktune/stacktune/refstack/refapp"
+	"github.com/stacktune/stacktune/refstack/refapp/refapptest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 var isFriendID = refapptest.IsFriendID
@@ -39,19 +40,9 @@ func startRefStack(t *testing.T, o stackOptions) *refStack {
 	t.Helper()
 	ctx := context.Background()
 	s := &refStack{db: sandboxtest.NewMariaDB(t, sandbox.MariaDBOptions{Options: o.server})}
-	if _, err := s.db.DB().ExecContext(ctx, "CREATE DATABASE refapp"); err != nil {
-		t.Fatal(err)
-	}
-	root, err := sql.Open("mysql", s.db.DSN("refapp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	s.root = root
-	if err := refapp.GenerateSmall(ctx, root); err != nil {
-		t.Fatal(err)
-	}
+	s.root = refapptest.Load(t, s.db, 0)
 	dsn := s.db.DSN("refapp")
+	var err error
 	if o.proxy {
 		s.tap = NewTap()
 		s.proxy, err = mysqlproxy.Start(ctx, mysqlproxy.Options{Network: "unix", Address: s.db.Socket(), OnStatement: s.tap.Statement})
@@ -102,13 +93,13 @@ func endpointClass(rep *Report, endpoint, id string) (Endpoint, EndpointClass, b
 	return Endpoint{}, EndpointClass{}, false
 }
 
-func findNPlusOne(rep *Report, endpoint, id string) (NPlusOne, bool) {
+func findNPlusOne(rep *Report, endpoint, id string) (nplusone.Pattern, bool) {
 	for _, n := range rep.NPlusOne {
 		if n.Endpoint == endpoint && n.ID == id {
 			return n, true
 		}
 	}
-	return NPlusOne{}, false
+	return nplusone.Pattern{}, false
 }
 
 func fileSize(path string) (int64, error) {

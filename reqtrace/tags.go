@@ -115,7 +115,7 @@ func (t *tagSink) sweep(half bool) {
 			t.b.finish(x.o.r)
 			delete(t.open, x.k)
 		}
-		t.b.skip("requests finished early (more than the bound open at once)", int64(len(all)-maxOpenRequests/2))
+		t.b.skip(ReasonFinishedEarly, int64(len(all)-maxOpenRequests/2))
 	}
 }
 
@@ -127,25 +127,32 @@ func (t *tagSink) close() {
 	for _, o := range t.open {
 		all = append(all, o)
 	}
+	var inFlight []*openReq
 	if d := t.b.opt.DropLast; d > 0 {
 		sort.Slice(all, func(i, j int) bool { return all[i].lastSeq < all[j].lastSeq })
 		if d > len(all) {
 			d = len(all)
 		}
 		for _, o := range all[len(all)-d:] {
-			t.b.skip("requests in flight at the end of the run (not counted: the end may have cut them)", 1)
-			t.b.skip("statements of requests in flight at the end of the run", o.r.stmts)
+			t.b.skip(ReasonInFlightRequests, 1)
+			t.b.skip(ReasonInFlightStatements, o.r.stmts)
 			t.b.attributed -= o.r.stmts
 			t.b.unattributed += o.r.stmts
 			for cls, a := range o.r.calls {
 				t.b.unattrByCls[cls] += a.n
 			}
 		}
+		inFlight = all[len(all)-d:]
 		all = all[:len(all)-d]
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].first < all[j].first })
 	for _, o := range all {
 		t.b.finish(o.r)
+	}
+	// The requests left in flight, after the counted ones (as a trace
+	// run's cut requests): their calls by endpoint, apart.
+	for _, o := range inFlight {
+		t.b.cut(o.r)
 	}
 	t.open = map[string]*openReq{}
 	if t.untagged > 0 {
@@ -167,7 +174,7 @@ func FromSlowLog(ctx context.Context, inputs []input.Input, opt Options) (*Repor
 	var perr error
 	for _, in := range inputs {
 		var skipped int64
-		cs, err := slowlog.Split(in.R, chunk.Options{}, func(c slowlog.Chunk) error {
+		cs, err := slowlog.Split(chunk.WithContext(ctx, in.R), chunk.Options{}, func(c slowlog.Chunk) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -183,7 +190,7 @@ func FromSlowLog(ctx context.Context, inputs []input.Input, opt Options) (*Repor
 			})
 			return nil
 		})
-		b.skip("administrator commands and empty events", skipped)
+		b.skip(ReasonAdminOrEmpty, skipped)
 		p.Stats.AddSplit(cs)
 		if err != nil {
 			perr = fmt.Errorf("%s: %w", in.Name, err)
@@ -191,9 +198,7 @@ func FromSlowLog(ctx context.Context, inputs []input.Input, opt Options) (*Repor
 		}
 	}
 	t.close()
-	for reason, n := range p.Stats.Skipped {
-		b.skip("slow log: "+reason, n)
-	}
+	b.skipped.Merge(p.Stats.Skipped)
 	rep := b.report(SourceSlowLogTags, tagMethod)
 	return rep, perr
 }

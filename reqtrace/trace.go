@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/stacktune/stacktune/httpprof"
 	"io"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/stacktune/stacktune/appcpu"
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/loadgen"
@@ -44,8 +46,17 @@ type TraceOptions struct {
 	ProxyListen string
 	DSN         string
 	AppRestart  func(ctx context.Context) error
+	// ProxyMaxConns is the started proxy's cap on its connections to the
+	// server (mysqlproxy.Options.MaxConns; 0: its default,
+	// mysqlproxy.MaxConnsFor sizes it from the server).
+	ProxyMaxConns int
 	// Options tune the attribution.
 	Options
+	// Sampler, when set, samples the app's CPU during the run (package
+	// appcpu): every sample goes to the request in flight, and each
+	// endpoint gets its app CPU, DB and other time per request, top
+	// functions and stacks (Endpoint.Usage, Report.Profile).
+	Sampler appcpu.Sampler
 	// Progress receives one line per step; nil for none.
 	Progress func(string)
 }
@@ -90,7 +101,9 @@ func Trace(ctx context.Context, opt TraceOptions) (*Report, *benchrun.Summary, e
 	var col *collector
 	var source, recorder string
 	var slack time.Duration
-	var pfsH *pfsHistory
+	var pfsH, stopped *pfsHistory
+	var proxy *mysqlproxy.Proxy // the tap's, watched
+	var proxyBefore mysqlproxy.Stats
 	if opt.ProxyListen != "" {
 		if opt.Tap != nil || opt.PFS != nil {
 			return nil, nil, errors.New("a trace run has one source of statements: a proxy to start, a proxy's tap or performance_schema")
@@ -100,12 +113,14 @@ func Trace(ctx context.Context, opt TraceOptions) (*Report, *benchrun.Summary, e
 			return nil, nil, err
 		}
 		opt.Tap = NewTap()
-		p, err := mysqlproxy.Start(ctx, mysqlproxy.Options{Listen: opt.ProxyListen, Network: network, Address: addr, OnStatement: opt.Tap.Statement})
+		p, err := mysqlproxy.Start(ctx, mysqlproxy.Options{Listen: opt.ProxyListen, Network: network, Address: addr, OnStatement: opt.Tap.Statement,
+			MaxConns: opt.ProxyMaxConns, IdleTimeout: mysqlproxy.DefaultIdleTimeout})
 		if err != nil {
 			return nil, nil, err
 		}
 		defer p.Close()
-		say("MySQL proxy listening on %s, forwarding to %s: the app's DSN must point at it", p.Addr(), addr)
+		opt.Tap.Watch(p)
+		say("MySQL proxy listening on %s, forwarding to %s (at most %d connections to it): the app's DSN must point at it", p.Addr(), addr, p.Options().MaxConns)
 		if opt.AppRestart != nil {
 			if err := opt.AppRestart(ctx); err != nil {
 				return nil, nil, fmt.Errorf("restarting the app: %w", err)
@@ -114,6 +129,9 @@ func Trace(ctx context.Context, opt TraceOptions) (*Report, *benchrun.Summary, e
 	}
 	switch {
 	case opt.Tap != nil:
+		if proxy = opt.Tap.watched(); proxy != nil {
+			proxyBefore = proxy.Stats()
+		}
 		col, source, recorder = opt.Tap.start(), SourceProxy, "stacktune's MySQL proxy (the app's DSN points at it)"
 		defer func() {
 			if opt.Tap.on.Load() {
@@ -135,12 +153,24 @@ func Trace(ctx context.Context, opt TraceOptions) (*Report, *benchrun.Summary, e
 		return nil, nil, errors.New("a trace run needs a source of statements: the proxy's tap, or performance_schema")
 	}
 	say("trace run: %d connection(s), %s, through %s to %s", b.Load.Connections, orBound(b.Load), f.URL(), target)
+	if opt.Sampler != nil {
+		if err := opt.Sampler.Start(ctx); err != nil {
+			return nil, nil, fmt.Errorf("the app's CPU profile (%s): %w", opt.Sampler.Name(), err)
+		}
+		say("sampling the app's CPU with %s", opt.Sampler.Name())
+	}
 	sum, berr := benchrun.Run(ctx, b)
+	var capture *appcpu.Capture
+	var cerr error
+	if opt.Sampler != nil {
+		capture, cerr = opt.Sampler.Stop(context.WithoutCancel(ctx))
+	}
 	if opt.Tap != nil {
 		opt.Tap.stop()
 	} else {
 		perr := pfsH.stop(ctx)
-		pfsH = nil
+		stopped = pfsH // its notes are the report's (what it could not see)
+		pfsH = nil     // stopped: nothing left to restore
 		if perr != nil && berr == nil {
 			berr = perr
 		}
@@ -153,7 +183,15 @@ func Trace(ctx context.Context, opt TraceOptions) (*Report, *benchrun.Summary, e
 	sts, classes, droppedSts, cut := col.sts, col.classes, col.dropped, col.cut
 	col.mu.Unlock()
 
-	if err := nameEndpoints(reqs, opt.Collapse); err != nil {
+	// The scenario's own paths say which segments are values (a dozen
+	// accounts in a short trace run are too few to learn from).
+	var values []string
+	if b.Scenario != "" {
+		if sc, err := scenario.Load(b.Scenario); err == nil {
+			values = httpprof.ShapePatterns(sc.PathShapes())
+		}
+	}
+	if err := nameEndpoints(reqs, opt.Collapse, values); err != nil {
 		return nil, sum, err
 	}
 	bl := newBuilder(opt.Options)
@@ -168,11 +206,14 @@ func Trace(ctx context.Context, opt TraceOptions) (*Report, *benchrun.Summary, e
 		extra += fmt.Sprintf("; the server's timer is tied to this host's clock within %s", slack.Round(time.Microsecond))
 	}
 	bl.join(reqs, sts, slack)
-	bl.skip("requests past the bound of a trace run", droppedReqs)
-	bl.skip("statements past the bound of a trace run", droppedSts)
-	bl.skip("statements whose text was cut (longer than the proxy keeps)", cut)
-	if pfsH != nil {
-		pfsH.notes(bl)
+	bl.skip(ReasonRequestsPastTraceBound, droppedReqs)
+	bl.skip(ReasonStmtsPastTraceBound, droppedSts)
+	bl.skip(ReasonTextCut, cut)
+	if stopped != nil {
+		stopped.notes(bl)
+	}
+	if proxy != nil {
+		proxyNotes(bl, proxy.Options(), proxyBefore, proxy.Stats())
 	}
 	rep := bl.report(source, fmt.Sprintf(traceMethod, conc, recorder, extra))
 	rep.Concurrency = b.Load.Connections
@@ -181,6 +222,12 @@ func Trace(ctx context.Context, opt TraceOptions) (*Report, *benchrun.Summary, e
 	}
 	if rep.Statements > 0 && rep.Attributed == 0 {
 		rep.Notes = append(rep.Notes, "no statement fell within a request's time: are the statements the app's (its DSN pointed at the proxy) and is this host's clock the server's?")
+	}
+	if opt.Sampler != nil {
+		if cerr != nil {
+			return rep, sum, fmt.Errorf("the app's CPU profile (%s): %w", opt.Sampler.Name(), cerr)
+		}
+		attachProfile(rep, reqs, capture)
 	}
 	return rep, sum, nil
 }
@@ -218,10 +265,10 @@ func traceTarget(b benchrun.Options) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("the trace run's URL %q: want http://host[:port]/...", raw)
+		return "", fmt.Errorf("the trace run's URL %q: want http://host[:port]/...", loadgen.MaskURL(raw))
 	}
 	if u.Scheme != "http" {
-		return "", fmt.Errorf("the trace run's URL %q: only http is traced (the front records plain HTTP)", raw)
+		return "", fmt.Errorf("the trace run's URL %q: only http is traced (the front records plain HTTP)", loadgen.MaskURL(raw))
 	}
 	return u.Scheme + "://" + u.Host, nil
 }
@@ -275,4 +322,60 @@ func Tags(ctx context.Context, db *sql.DB, opt Options, say func(string), fn fun
 // offsets (a run's capture).
 func SlowLogSection(ctx context.Context, r io.ReaderAt, name string, start, end int64, opt Options) (*Report, error) {
 	return FromSlowLog(ctx, []input.Input{{Name: name, R: io.NewSectionReader(r, start, end-start)}}, opt)
+}
+
+// proxyNotes counts what the proxy refused or closed during the trace run
+// (after less before) among the report's skipped, and says what to do
+// when it turned the app's connections away.
+func proxyNotes(bl *builder, o mysqlproxy.Options, before, after mysqlproxy.Stats) {
+	overCap := after.OverCap - before.OverCap
+	bl.skip(ReasonProxyOverCap, overCap)
+	bl.skip(ReasonProxyRefused, after.Refused-before.Refused-overCap)
+	if n := after.HandshakeTimeouts - before.HandshakeTimeouts; n > 0 {
+		bl.skip(ReasonProxyHandshakeTimeout, n)
+		bl.note("the MySQL proxy's handshake timeout: %s", o.HandshakeTimeout)
+	}
+	if n := after.IdleClosed - before.IdleClosed; o.IdleTimeout > 0 && n > 0 {
+		bl.skip(ReasonProxyIdleTimeout, n)
+		bl.note("the MySQL proxy's idle timeout: %s", o.IdleTimeout)
+	}
+	if overCap > 0 {
+		bl.note("the MySQL proxy turned away %d of the app's connections past its cap of %d (error 1040): the statements those requests would have run are missing; "+
+			"lower the app's pool, or give the proxy more connections if the server has them free", overCap, o.MaxConns)
+	}
+}
+
+// attachProfile gives the capture's samples to the trace run's requests
+// (those its end cut left out) and puts each endpoint's usage beside its
+// SQL.
+func attachProfile(rep *Report, reqs []Request, c *appcpu.Capture) {
+	known := make(map[string]bool, len(rep.Endpoints))
+	db := make(map[string]appcpu.EndpointTimes, len(rep.Endpoints))
+	for _, e := range rep.Endpoints {
+		known[e.Endpoint] = true
+		db[e.Endpoint] = appcpu.EndpointTimes{DBMsPerRequest: e.DBTimeS * 1000}
+	}
+	in := make([]appcpu.Request, 0, len(reqs))
+	for _, r := range reqs {
+		if r.Cut {
+			continue
+		}
+		ep := r.Endpoint
+		if !known[ep] {
+			ep = OtherEndpoint
+		}
+		in = append(in, appcpu.Request{Endpoint: ep, Trace: r.Trace, Start: r.Start, End: r.End})
+	}
+	p := appcpu.Attribute(c, in, db)
+	byName := make(map[string]*appcpu.Usage, len(p.Endpoints))
+	for i := range p.Endpoints {
+		byName[p.Endpoints[i].Endpoint] = &p.Endpoints[i]
+	}
+	for i := range rep.Endpoints {
+		if u := byName[rep.Endpoints[i].Endpoint]; u != nil {
+			rep.Endpoints[i].Usage = u
+		}
+	}
+	p.Endpoints = nil
+	rep.Profile = p
 }

@@ -29,6 +29,17 @@
 // request only fills placeholders and parses the filled URL, and only steps
 // with a selector parse their HTML response.
 //
+// Load reads only a regular file (a FIFO is refused without blocking, a
+// device or directory with what it is), and every read is bounded by the
+// constants of limits.go, each named in its message: the file's size
+// (MaxFileSize), the steps (MaxSteps), a data file's size and values
+// (MaxDataFileSize, MaxListValues) and all lists' together (MaxDataBytes,
+// MaxDataValues), what YAML aliases and merge keys expand to (MaxAliasNodes,
+// MaxAliasBytes: a few KB of nested merge keys can stand for billions of
+// fields), and a TOML file's depth (MaxTOMLNesting, scanned before the
+// decoder, whose cost grows with the square of the depth; YAML's parser
+// bounds its own).
+//
 // Scenario.Workload returns a loadgen.Workload. Its Steps are the step names, with
 // "login" first when the scenario has a login, and Sample.Step indexes them.
 // Each virtual user (Workload.NewUser) has its own http.Client: its own

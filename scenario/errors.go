@@ -18,8 +18,13 @@ type FieldError struct {
 	Field string
 	Msg   string
 
-	col int // orders problems on one line
+	col int   // orders problems on one line
+	err error // the error behind the problem, if any (Unwrap)
 }
+
+// Unwrap returns the error behind the problem (an *input.NotRegularError,
+// an *input.TooLargeError, a *fs.PathError), or nil.
+func (e *FieldError) Unwrap() error { return e.err }
 
 func (e *FieldError) Error() string {
 	var b strings.Builder

@@ -37,7 +37,7 @@ func FuzzLoad(f *testing.F) {
 	} {
 		f.Add([]byte(src), false)
 	}
-	noFiles := func(string) ([]byte, error) { return nil, errors.New("no files while fuzzing") }
+	noFiles := func(string, int64) ([]byte, error) { return nil, errors.New("no files while fuzzing") }
 	f.Fuzz(func(t *testing.T, src []byte, isTOML bool) {
 		name := "fuzz.yaml"
 		if isTOML {

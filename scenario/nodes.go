@@ -35,6 +35,9 @@ func yamlNodes(name string, src []byte) (*yaml.Node, error) {
 		}
 		return nil, Errors{{File: name, Line: max(line, 1), Msg: "invalid YAML: " + msg}}
 	}
+	if fe := aliasBomb(name, &doc); fe != nil {
+		return nil, Errors{fe}
+	}
 	return &doc, nil
 }
 
@@ -68,6 +71,9 @@ func guessYAMLErrLine(msg string, src []byte) int {
 }
 
 func tomlNodes(name string, src []byte) (*yaml.Node, error) {
+	if line, _, _ := tomlNesting(string(src), MaxTOMLNesting); line > 0 {
+		return nil, Errors{{File: name, Line: line, Msg: fmt.Sprintf("nested deeper than %d levels (scenario.MaxTOMLNesting: tables, dotted keys, arrays and inline tables)", MaxTOMLNesting)}}
+	}
 	var doc map[string]any
 	md, err := toml.Decode(string(src), &doc)
 	if err != nil {

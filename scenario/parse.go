@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +21,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/loadgen"
 )
 
@@ -28,11 +30,14 @@ import (
 type parser struct {
 	file     string
 	dir      string
-	readFile func(string) ([]byte, error)
+	readFile func(path string, limit int64) ([]byte, error)
 	errs     Errors
 	// capErr is set when a capture was refused: the steps that use it
 	// are then not reported as never running.
 	capErr bool
+	// dataBytes and dataValues are the data lists' totals so far, held to
+	// MaxDataBytes and MaxDataValues.
+	dataBytes, dataValues int
 }
 
 // errf reports a problem at n; URL passwords in the message are masked.
@@ -411,6 +416,8 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 		p.errf(e.val, "steps", "want a list of steps, got a %s", kindName(e.val))
 	case len(e.val.Content) == 0:
 		p.errf(e.val, "steps", "want at least one step")
+	case len(e.val.Content) > MaxSteps:
+		p.errf(e.val, "steps", "%d steps, more than %d (scenario.MaxSteps)", len(e.val.Content), MaxSteps)
 	default:
 		names := map[string]string{}
 		if s.Login != nil {
@@ -663,14 +670,21 @@ func (p *parser) data(n *yaml.Node, field string, s *Scenario) {
 }
 
 // listValues returns the values of data list e, inline or from its file;
-// nil after reporting why there are none.
+// nil after reporting why there are none. Lists are held to MaxListValues
+// each, and together to MaxDataValues values and MaxDataBytes of files.
 func (p *parser) listValues(e entry, lf string) []string {
 	v := resolve(e.val)
 	var vals []string
 	switch {
 	case v != nil && v.Kind == yaml.SequenceNode:
-		if len(v.Content) == 0 {
+		switch {
+		case len(v.Content) == 0:
 			p.errf(v, lf, "empty list")
+			return nil
+		case len(v.Content) > MaxListValues:
+			p.errf(v, lf, "%d values, more than %d (scenario.MaxListValues)", len(v.Content), MaxListValues)
+			return nil
+		case !p.countValues(v, lf, len(v.Content)):
 			return nil
 		}
 		for i, c := range v.Content {
@@ -698,7 +712,9 @@ func (p *parser) listValues(e entry, lf string) []string {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(p.dir, path)
 		}
-		src, err := p.readFile(path)
+		limit := min(MaxDataFileSize, MaxDataBytes-p.dataBytes)
+		src, err := p.readFile(path, int64(limit))
+		var tl *input.TooLargeError
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			msg := "missing data file " + path
@@ -707,26 +723,57 @@ func (p *parser) listValues(e entry, lf string) []string {
 			}
 			p.errf(fe.val, sub(lf, "file"), "%s", msg)
 			return nil
+		case errors.As(err, &tl) && limit < MaxDataFileSize:
+			p.errf(fe.val, sub(lf, "file"), "cannot read %s: it takes the data files of all lists together past %s (scenario.MaxDataBytes)", name, input.SizeText(MaxDataBytes))
+			return nil
+		case errors.As(err, &tl):
+			p.errf(fe.val, sub(lf, "file"), "cannot read %s: larger than %s (scenario.MaxDataFileSize)", name, input.SizeText(MaxDataFileSize))
+			return nil
 		case err != nil:
+			var nr *input.NotRegularError
 			msg := err.Error()
-			if pe, ok := err.(interface{ Unwrap() error }); ok && pe.Unwrap() != nil {
+			if errors.As(err, &nr) {
+				msg = input.FileKind(nr.Mode) + ", not a regular file"
+			} else if pe, ok := err.(interface{ Unwrap() error }); ok && pe.Unwrap() != nil {
 				msg = pe.Unwrap().Error()
 			}
 			p.errf(fe.val, sub(lf, "file"), "cannot read %s: %s", name, msg)
 			return nil
 		}
-		for line := range strings.SplitSeq(string(src), "\n") {
-			if line = strings.TrimSpace(line); line != "" {
-				vals = append(vals, line)
+		p.dataBytes += len(src)
+		// Each value is copied out, so the file's bytes (and its blank
+		// lines and spaces) are not kept.
+		for line := range bytes.SplitSeq(src, []byte("\n")) {
+			if line = bytes.TrimSpace(line); len(line) == 0 {
+				continue
 			}
+			if len(vals) == MaxListValues {
+				p.errf(fe.val, sub(lf, "file"), "%s has more than %d values (scenario.MaxListValues)", name, MaxListValues)
+				return nil
+			}
+			vals = append(vals, string(line))
 		}
 		if len(vals) == 0 {
 			p.errf(fe.val, sub(lf, "file"), "%s has no values", name)
+			return nil
+		}
+		if !p.countValues(fe.val, sub(lf, "file"), len(vals)) {
+			return nil
 		}
 		return vals
 	}
 	p.errf(e.val, lf, "want a list of values or {file: PATH}, got a %s", kindName(v))
 	return nil
+}
+
+// countValues adds n values to the data lists' total, and reports it at n
+// past MaxDataValues.
+func (p *parser) countValues(n *yaml.Node, field string, values int) bool {
+	if p.dataValues += values; p.dataValues > MaxDataValues {
+		p.errf(n, field, "takes the values of all data lists together past %d (scenario.MaxDataValues)", MaxDataValues)
+		return false
+	}
+	return true
 }
 
 func (p *parser) template(n *yaml.Node, field string, env tmplEnv) (template, string, bool) {
@@ -879,7 +926,9 @@ func (p *parser) stepFields(f map[string]entry, r *yaml.Node, st *Step, env tmpl
 		}
 	}
 	if st.Name == "" && st.URL != "" {
-		st.Name = st.Method + " " + loadgen.MaskURL(st.URL)
+		// The template's query is the file's text, and names must stay
+		// as distinct as the URLs: only a password is masked.
+		st.Name = st.Method + " " + loadgen.MaskUserinfo(st.URL)
 	}
 	if e, ok := f["headers"]; ok {
 		st.Headers, st.headers = p.headers(e.val, sub(field, "headers"), env)

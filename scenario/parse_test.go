@@ -115,7 +115,7 @@ func TestLoadGood(t *testing.T) {
 }
 
 // fakeFiles serves data files for the error cases.
-func fakeFiles(path string) ([]byte, error) {
+func fakeFiles(path string, _ int64) ([]byte, error) {
 	switch path {
 	case "ids.txt":
 		return []byte("1\n2\n"), nil
@@ -520,8 +520,8 @@ func TestLoadFileErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Load(dir + "/s.yaml")
-	want := dir + "/s.yaml:2: data.b.file: cannot read /dev/zero: not a regular file\n" +
-		dir + "/s.yaml:2: data.c.file: cannot read sub: not a regular file"
+	want := dir + "/s.yaml:2: data.b.file: cannot read /dev/zero: a character device, not a regular file\n" +
+		dir + "/s.yaml:2: data.c.file: cannot read sub: a directory, not a regular file"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -580,7 +580,7 @@ func TestLoadDataFiles(t *testing.T) {
 		{name: "missing absolute file", data: "{file: " + missingAbs + "}",
 			want: "{{scenario}}:3: data.users.file: missing data file " + missingAbs},
 		{name: "directory instead of a file", data: "{file: .}",
-			want: "{{scenario}}:3: data.users.file: cannot read .: not a regular file"},
+			want: "{{scenario}}:3: data.users.file: cannot read .: a directory, not a regular file"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

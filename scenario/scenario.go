@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/andybalholm/cascadia"
 	"gopkg.in/yaml.v3"
+
+	"github.com/stacktune/stacktune/input"
 )
 
 // Scenario is a validated load test, from Load or Parse. Treat it as
@@ -179,11 +182,13 @@ type Expect struct {
 // Load reads and validates the scenario file at path: YAML, or TOML when the
 // name ends in ".toml". Data files are read relative to the scenario's
 // directory. On a bad file the error is an Errors listing every problem,
-// each as "file:line: field: message".
+// each as "file:line: field: message". Only a regular file of at most
+// MaxFileSize bytes is read (a FIFO is refused without blocking), and the
+// scenario and its data are held to the other bounds of limits.go.
 func Load(path string) (*Scenario, error) {
-	src, err := os.ReadFile(path)
+	src, err := input.ReadFile(path, MaxFileSize)
 	if err != nil {
-		return nil, Errors{{File: path, Msg: readErr(err)}}
+		return nil, Errors{{File: path, Msg: readErr(err, "scenario.MaxFileSize", "a scenario is a few KB: put long lists in data files"), err: err}}
 	}
 	return parse(path, src, readDataFile)
 }
@@ -195,37 +200,34 @@ func Parse(name string, src []byte) (*Scenario, error) {
 	return parse(name, src, readDataFile)
 }
 
-// maxDataFile bounds a data file, so a mistaken path (a log, a device) fails
-// instead of filling memory.
-const maxDataFile = 64 << 20
-
-func readDataFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	if st.Size() > maxDataFile {
-		return nil, fmt.Errorf("larger than %d MiB", maxDataFile>>20)
-	}
-	return os.ReadFile(path)
+func readDataFile(path string, limit int64) ([]byte, error) {
+	return input.ReadFile(path, limit)
 }
 
-func readErr(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
+// readErr says why a file could not be read, without repeating its path
+// (the message is put after it); limit names the bound a file too large
+// is over, and hint what to do about it.
+func readErr(err error, limit, hint string) string {
+	var (
+		nr *input.NotRegularError
+		tl *input.TooLargeError
+		pe *os.PathError
+	)
+	switch {
+	case errors.As(err, &nr):
+		return fmt.Sprintf("cannot read: %s, not a regular file", input.FileKind(nr.Mode))
+	case errors.As(err, &tl):
+		return fmt.Sprintf("larger than %s (%s): %s", input.SizeText(tl.Limit), limit, hint)
+	case errors.As(err, &pe):
 		return fmt.Sprintf("cannot read %s: %v", pe.Path, pe.Err)
 	}
 	return err.Error()
 }
 
-func parse(name string, src []byte, readFile func(string) ([]byte, error)) (*Scenario, error) {
+func parse(name string, src []byte, readFile func(path string, limit int64) ([]byte, error)) (*Scenario, error) {
+	if len(src) > MaxFileSize {
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("larger than %s (scenario.MaxFileSize): a scenario is a few KB: put long lists in data files", input.SizeText(MaxFileSize))}}
+	}
 	var root *yaml.Node
 	var err error
 	if strings.EqualFold(filepath.Ext(name), ".toml") {

@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/stacktune/stacktune/loadgen"
 )
@@ -117,3 +119,88 @@ func (s *Scenario) ScoreSlow(r *loadgen.Result, slow []int64) ScoreResult {
 
 // AllSteps returns the login (if any) and the steps, in Workload order.
 func (s *Scenario) AllSteps() []*Step { return s.steps() }
+
+// PathShapes are the steps' URL paths as the scenario means its
+// endpoints: each path split at '/', a segment a template fills (a list
+// value, a capture, a random number) given as "" and the others as
+// written; the query string is left out. A scenario whose step visits
+// /diary/entries/{{row "users" 0}} declares an endpoint /diary/entries/X
+// whatever values it sends, which a profile of a short run (a dozen
+// distinct accounts) could not learn. Steps without a template part in
+// their path, and paths that do not compile, are left out.
+func (s *Scenario) PathShapes() [][]string {
+	var out [][]string
+	seen := map[string]bool{}
+	for _, st := range s.AllSteps() {
+		parts, err := s.Template(st.URL, true)
+		if err != nil {
+			continue
+		}
+		// The path: from the first '/' after a scheme's host (absolute
+		// URLs) or the start, to the first '?'.
+		var segs []string
+		cur, filled, inPath, started := "", false, false, false
+		text := ""
+		for _, p := range parts {
+			if p.Kind != PartText {
+				if inPath {
+					filled = true
+				}
+				if !started {
+					inPath, started = true, true
+				}
+				continue
+			}
+			text = p.Text
+			for i := 0; i < len(text); i++ {
+				c := text[i]
+				switch {
+				case c == '?' || c == '#':
+					if inPath {
+						segs = append(segs, shape(cur, filled))
+					}
+					inPath, cur, filled = false, "", false
+					i = len(text)
+				case !started && (strings.HasPrefix(text[i:], "http://") || strings.HasPrefix(text[i:], "https://")):
+					j := strings.Index(text[i:], "://") + 3
+					k := strings.IndexByte(text[i+j:], '/')
+					if k < 0 {
+						i = len(text)
+						continue
+					}
+					i += j + k
+					started, inPath = true, true
+				case c == '/':
+					if started && inPath && (cur != "" || filled || len(segs) > 0) {
+						segs = append(segs, shape(cur, filled))
+					}
+					started, inPath, cur, filled = true, true, "", false
+				default:
+					if inPath {
+						cur += string(c)
+					}
+				}
+			}
+		}
+		if inPath && (cur != "" || filled) {
+			segs = append(segs, shape(cur, filled))
+		}
+		if !slices.Contains(segs, "") {
+			continue
+		}
+		if k := strings.Join(segs, "\x00"); !seen[k] {
+			seen[k] = true
+			out = append(out, segs)
+		}
+	}
+	return out
+}
+
+// shape is a path segment as PathShapes gives it: "" when a template
+// fills any of it.
+func shape(seg string, filled bool) string {
+	if filled {
+		return ""
+	}
+	return seg
+}

@@ -21,6 +21,8 @@ declare -A need=(
   [python3-lxml]=/usr/lib/python3/dist-packages/lxml
   [python3-cssselect]=/usr/lib/python3/dist-packages/cssselect
   [php-fpm]=php-fpm8.2
+  [php8.2-mysql]=/etc/php/8.2/mods-available/mysqli.ini
+  [curl]=curl
 )
 missing=()
 for pkg in "${!need[@]}"; do

@@ -6,54 +6,54 @@ import (
 
 	"github.com/stacktune/stacktune/chunk"
 	"github.com/stacktune/stacktune/internal/bytesconv"
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // MaxLineBytes is the longest line the parser accepts; an event with a longer
 // line is skipped with ReasonLineTooLong.
 const MaxLineBytes = 1 << 20
 
-// Reasons an event or line is skipped. They are the keys of Stats.Skipped.
-const (
-	ReasonTruncated     = "truncated event (header without query)"
-	ReasonMissingHeader = "query text without a header"
-	ReasonLineTooLong   = "line longer than 1 MiB"
-	ReasonBinaryJunk    = "binary junk (NUL bytes)"
-	ReasonNoQueryTime   = "missing Query_time"
-	ReasonBadQueryTime  = "unparseable Query_time"
-	ReasonEventTooLarge = "event larger than 64 MiB"
+// Reasons an event or line is skipped. Their codes are the keys of
+// Stats.Skipped.
+var (
+	ReasonTruncated     = skip.Define("truncated_event", "truncated event (header without query)")
+	ReasonMissingHeader = skip.Define("query_without_header", "query text without a header")
+	ReasonLineTooLong   = skip.Define("event_with_long_line", "line longer than 1 MiB")
+	ReasonBinaryJunk    = skip.Define("binary_junk", "binary junk (NUL bytes)")
+	ReasonNoQueryTime   = skip.Define("no_query_time", "missing Query_time")
+	ReasonBadQueryTime  = skip.Define("bad_query_time", "unparseable Query_time")
+	ReasonEventTooLarge = skip.Define("event_too_large", "event larger than 64 MiB")
 	// ReasonUnread is the event a read error cut off (the input's error
 	// says where).
-	ReasonUnread = "event cut off by a read error"
+	ReasonUnread = skip.Define("event_unread", "event cut off by a read error")
 )
 
-// Stats counts what a parser saw. Skipped maps a Reason to how many events
-// were skipped. The other two maps count header fields that were ignored
+// Reasons lists every reason the parser counts.
+var Reasons = []skip.Reason{
+	ReasonTruncated, ReasonMissingHeader, ReasonLineTooLong, ReasonBinaryJunk,
+	ReasonNoQueryTime, ReasonBadQueryTime, ReasonEventTooLarge, ReasonUnread,
+}
+
+// Stats counts what a parser saw. Skipped maps a Reason's code to how many
+// events were skipped. The other two maps count header fields that were ignored
 // while their events were kept: UnknownFields by names the parser does not
 // know, BadValues by name when the value did not parse (`Rows_sent: many`).
 type Stats struct {
 	Events        int64            `json:"events"`
 	Bytes         int64            `json:"bytes"` // read: parsed, or dropped by Split (AddSplit)
-	Skipped       map[string]int64 `json:"skipped,omitempty"`
+	Skipped       skip.Counts      `json:"skipped,omitempty"`
 	UnknownFields map[string]int64 `json:"unknown_fields,omitempty"`
 	BadValues     map[string]int64 `json:"bad_values,omitempty"`
 }
 
 // SkippedTotal is the number of events skipped for any reason.
-func (s *Stats) SkippedTotal() int64 {
-	var n int64
-	for _, c := range s.Skipped {
-		n += c
-	}
-	return n
-}
+func (s *Stats) SkippedTotal() int64 { return s.Skipped.Total() }
 
 // Merge adds o's counts to s.
 func (s *Stats) Merge(o *Stats) {
 	s.Events += o.Events
 	s.Bytes += o.Bytes
-	for k, v := range o.Skipped {
-		s.skip(k, v)
-	}
+	s.Skipped.Merge(o.Skipped)
 	s.UnknownFields = addCounts(s.UnknownFields, o.UnknownFields)
 	s.BadValues = addCounts(s.BadValues, o.BadValues)
 }
@@ -81,12 +81,7 @@ func addCounts(dst, src map[string]int64) map[string]int64 {
 	return dst
 }
 
-func (s *Stats) skip(reason string, n int64) {
-	if s.Skipped == nil {
-		s.Skipped = map[string]int64{}
-	}
-	s.Skipped[reason] += n
-}
+func (s *Stats) skip(reason skip.Reason, n int64) { s.Skipped.Add(reason, n) }
 
 // maxUnknownFieldNames bounds the distinct unknown field names remembered, so
 // a junk file cannot grow the map without limit.
@@ -119,7 +114,7 @@ type Parser struct {
 
 	ev    Event
 	st    state
-	bad   string // reason the current event will be skipped, if any
+	bad   skip.Reason // reason the current event will be skipped, if any
 	hasQT bool
 	// query bounds within the current chunk
 	qStart, qEnd int
@@ -197,7 +192,7 @@ func (p *Parser) parse(data []byte, base int64, prevTime []byte, junkAfter bool,
 func (p *Parser) reset(base int64) {
 	p.ev = Event{Offset: base}
 	p.st = stNone
-	p.bad = ""
+	p.bad = skip.Reason{}
 	p.hasQT = false
 	p.qStart, p.qEnd = -1, -1
 	p.useDB, p.useLine = nil, nil
@@ -337,7 +332,7 @@ func (p *Parser) startJunk(data []byte, visit func(*Event)) {
 
 func (p *Parser) begin(start int, base int64) {
 	p.ev = Event{Offset: base + int64(start)}
-	p.bad = ""
+	p.bad = skip.Reason{}
 	p.hasQT = false
 	p.qStart, p.qEnd = -1, -1
 	p.useDB, p.useLine = nil, nil
@@ -346,8 +341,8 @@ func (p *Parser) begin(start int, base int64) {
 	p.orphan = false
 }
 
-func (p *Parser) markBad(reason string) {
-	if p.bad == "" {
+func (p *Parser) markBad(reason skip.Reason) {
+	if p.bad == (skip.Reason{}) {
 		p.bad = reason
 	}
 }
@@ -378,7 +373,7 @@ func (p *Parser) flush(data []byte, visit func(*Event)) {
 	case len(ev.Query) == 0:
 		p.Stats.skip(ReasonTruncated, 1)
 		return
-	case p.bad != "":
+	case p.bad != (skip.Reason{}):
 		p.Stats.skip(p.bad, 1)
 		return
 	case !p.hasQT:

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/internal/golden"
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // dumpEvents renders events and stats one per line, for golden files and
@@ -59,7 +60,7 @@ func TestParseCases(t *testing.T) {
 		log     string
 		events  int
 		check   func(t *testing.T, evs []Event)
-		skipped map[string]int64
+		skipped skip.Counts
 		unknown map[string]int64
 		bad     map[string]int64
 	}{
@@ -184,46 +185,46 @@ func TestParseCases(t *testing.T) {
 			name:    "truncated event at end of file",
 			log:     "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 1;\n# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_",
 			events:  1,
-			skipped: map[string]int64{ReasonTruncated: 1},
+			skipped: skip.Counts{ReasonTruncated.Code(): 1},
 		},
 		{
 			name:    "header without query followed by a new event",
 			log:     "# Time: 2024-05-01T10:00:00Z\n# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\n# Time: 2024-05-01T10:00:01Z\n# User@Host: a[a] @ h []\n# Query_time: 0.2  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 2;\n",
 			events:  1,
-			skipped: map[string]int64{ReasonTruncated: 1},
+			skipped: skip.Counts{ReasonTruncated.Code(): 1},
 		},
 		{
 			name:    "query text before any header",
 			log:     "FROM t WHERE id = 3;\n# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 1;\n",
 			events:  1,
-			skipped: map[string]int64{ReasonMissingHeader: 1},
+			skipped: skip.Counts{ReasonMissingHeader.Code(): 1},
 		},
 		{
 			name:    "binary junk between events",
 			log:     "\x00\x01\x02garbage\xff\xfe\n\x00more\n# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 1;\n",
 			events:  1,
-			skipped: map[string]int64{ReasonBinaryJunk: 1},
+			skipped: skip.Counts{ReasonBinaryJunk.Code(): 1},
 		},
 		{
 			name:    "binary junk inside a query",
 			log:     "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT \x00\x00\x01;\n",
-			skipped: map[string]int64{ReasonBinaryJunk: 1},
+			skipped: skip.Counts{ReasonBinaryJunk.Code(): 1},
 		},
 		{
 			name:    "line over 1 MiB",
 			log:     "# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT '" + strings.Repeat("x", MaxLineBytes) + "';\n# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 1;\n",
 			events:  1,
-			skipped: map[string]int64{ReasonLineTooLong: 1},
+			skipped: skip.Counts{ReasonLineTooLong.Code(): 1},
 		},
 		{
 			name:    "missing Query_time",
 			log:     "# User@Host: a[a] @ h []\n# Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 1;\n",
-			skipped: map[string]int64{ReasonNoQueryTime: 1},
+			skipped: skip.Counts{ReasonNoQueryTime.Code(): 1},
 		},
 		{
 			name:    "unparseable Query_time",
 			log:     "# User@Host: a[a] @ h []\n# Query_time: fast  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 1;\n",
-			skipped: map[string]int64{ReasonBadQueryTime: 1},
+			skipped: skip.Counts{ReasonBadQueryTime.Code(): 1},
 		},
 		{
 			name:   "unparseable Rows_sent keeps the event",
@@ -266,6 +267,9 @@ func TestParseCases(t *testing.T) {
 			if fmt.Sprint(p.Stats.Skipped) != fmt.Sprint(nilIfEmpty(tc.skipped)) {
 				t.Errorf("skipped %v, want %v", p.Stats.Skipped, tc.skipped)
 			}
+			if u := p.Stats.Skipped.Unknown(); len(u) > 0 {
+				t.Errorf("skipped by codes no reason has: %v", u)
+			}
 			if fmt.Sprint(p.Stats.UnknownFields) != fmt.Sprint(nilIfEmpty(tc.unknown)) {
 				t.Errorf("unknown %v, want %v", p.Stats.UnknownFields, tc.unknown)
 			}
@@ -279,9 +283,29 @@ func TestParseCases(t *testing.T) {
 	}
 }
 
-func nilIfEmpty(m map[string]int64) map[string]int64 {
+func nilIfEmpty[K comparable](m map[K]int64) map[K]int64 {
 	if len(m) == 0 {
 		return nil
 	}
 	return m
+}
+
+// TestReasons: every reason the parser counts is registered, with a
+// snake_case code and words, and no two share a code.
+func TestReasons(t *testing.T) {
+	if err := skip.Check(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[skip.Code]bool{}
+	for _, r := range Reasons {
+		t.Run(string(r.Code()), func(t *testing.T) {
+			if seen[r.Code()] {
+				t.Errorf("listed twice")
+			}
+			seen[r.Code()] = true
+			if r.Words() == string(r.Code()) {
+				t.Errorf("not registered: its words are its code")
+			}
+		})
+	}
 }

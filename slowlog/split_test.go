@@ -101,7 +101,7 @@ func TestSplitOversizedEvent(t *testing.T) {
 	if n := strings.Count(got, "\n"); n != 2 || !strings.Contains(got, `"SELECT 1"`) || !strings.Contains(got, `"SELECT 2"`) {
 		t.Errorf("want SELECT 1 and SELECT 2, got:\n%s", got)
 	}
-	if st.Skipped[ReasonEventTooLarge] != 1 {
+	if st.Skipped[ReasonEventTooLarge.Code()] != 1 {
 		t.Errorf("skipped %v, want one %q", st.Skipped, ReasonEventTooLarge)
 	}
 }
@@ -111,7 +111,7 @@ func TestSplitOversizedEvent(t *testing.T) {
 func TestSplitNoBoundary(t *testing.T) {
 	data := bytes.Repeat([]byte("just some text line\n"), 20000)
 	_, st := parseSplit(t, data, chunk.Options{Size: 4096, MaxRecord: 64 << 10})
-	if st.Skipped[ReasonEventTooLarge] != 1 || st.Events != 0 {
+	if st.Skipped[ReasonEventTooLarge.Code()] != 1 || st.Events != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -153,7 +153,7 @@ func TestSplitDropsBinaryJunk(t *testing.T) {
 	for _, tc := range cases {
 		data := []byte(tc.log)
 		want, ws := wholeParse(data)
-		if ws.Events != tc.events || ws.Skipped[ReasonBinaryJunk] != tc.junk {
+		if ws.Events != tc.events || ws.Skipped[ReasonBinaryJunk.Code()] != tc.junk {
 			t.Errorf("%s: whole parse: %d events, skipped %v; want %d events, %d junk", tc.name, ws.Events, ws.Skipped, tc.events, tc.junk)
 		}
 		for _, size := range []int{64, 4096, 1 << 20} {

@@ -2,7 +2,7 @@
 // transactions with the specification's mix, a bounded driver, and the
 // consistency checks, against MySQL or MariaDB. It is written from the
 // TPC Benchmark C Standard Specification (revision 5.11); no code of
-// tpcc-mysql, go-tpc or another kit is used. Seed 002's contest
+// tpcc-mysql, go-tpc or another kit is used. The 2015 tpcc-mysql contest
 // (tpcc-mysql on MySQL, scored in tpmC) is what it is for.
 //
 // # The load (Load)
@@ -102,14 +102,47 @@
 // HistoryRun makes it a record of the run history, with tpmC as the
 // score.
 //
+// A server that goes away during the run is said so: a transaction that
+// loses its connection (not a server's error: EOF, a reset, a refused
+// dial, or the server's shutdown or kill) is failed, its terminal opens
+// a new connection, and when that fails too the server is away from the
+// first such loss until a new connection opens (Result.Outages; one
+// killed connection on a server still there is no outage). The rates are
+// then over the part of the measured interval the server was up
+// (Result.Up; no tpmC when it never was), the run is not passed in the
+// history, and Run returns the result with ErrServerLost, saying when
+// the server went away and whether it came back.
+//
 // # The check (Check)
 //
-// Consistency conditions 1-4 of clause 3.3.2: W_YTD = sum(D_YTD) per
-// warehouse; D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID) per district;
-// max(NO_O_ID) - min(NO_O_ID) + 1 = the rows of NEW-ORDER per district;
-// sum(O_OL_CNT) = the rows of ORDER-LINE per district. They hold after a
-// load and after any run; each is reported with the rows checked and the
-// first few that break it.
+// Consistency conditions 1-12 of clause 3.3.2. Per warehouse or
+// district: W_YTD = sum(D_YTD) (1); D_NEXT_O_ID - 1 = max(O_ID) =
+// max(NO_O_ID) (2); max(NO_O_ID) - min(NO_O_ID) + 1 = the rows of
+// NEW-ORDER (3); sum(O_OL_CNT) = the rows of ORDER-LINE (4); W_YTD (8)
+// and D_YTD (9) = sum(H_AMOUNT) of their payments. Per order: O_CARRIER_ID
+// is null exactly when the order has a NEW-ORDER row (5); O_OL_CNT = its
+// ORDER-LINE rows (6), which this check also wants numbered 1 to
+// O_OL_CNT, with O_OL_CNT 5 to 15, as the load and New-Order make them
+// (so a line deleted with O_OL_CNT lowered to match is caught, unless it
+// was the last line of an order of more than 5: such an order is valid).
+// Per order line: OL_DELIVERY_D is null exactly when its order's
+// O_CARRIER_ID is (7). Per customer: C_BALANCE = sum(OL_AMOUNT) of its
+// delivered lines - sum(H_AMOUNT) of its payments (10), C_BALANCE +
+// C_YTD_PAYMENT = sum(OL_AMOUNT) of its delivered lines (12). They hold
+// after a load and after any run, but 11: rows of ORDER - rows of
+// NEW-ORDER = the orders delivered at load (2,100) per district, which
+// every Delivery raises by one; it is checked only while the data is as
+// loaded (Run records in tpcc_meta that a run started, Reload clears
+// it), else reported as not checked. 8 and 9 hold from the load on
+// because the loader's D_YTD is the history it writes, 10.00 per
+// customer (30,000.00 at the spec's sizes, as clause 4.3.3.1 has it),
+// and W_YTD ten times that.
+//
+// Each condition is counted on the server (the rows checked and those
+// that break it, one aggregate query) and the first few that break it
+// are read only when there are some, so Go reads a handful of rows
+// whatever the scale; the server scans the tables, a while on a large
+// scale, not to be done during a measured interval.
 //
 // # Sizes
 //

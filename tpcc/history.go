@@ -9,7 +9,7 @@ import (
 )
 
 // HistoryRun is the run as a record of the run history, so `stacktune
-// history` draws the score transitions of a tuning session (seed 002's
+// history` draws the score transitions of a tuning session (the 2015 tpcc-mysql contest's
 // chart): the score is tpmC; requests and errors are transactions;
 // req/s is tpmTotal per second; the latencies are New-Order's. target
 // names the server (without a password); label says what was tried.
@@ -17,8 +17,12 @@ func (r *Result) HistoryRun(label, target string) history.Run {
 	details, _ := json.Marshal(r) // plain data: cannot fail
 	h := history.Run{
 		Label: label, Started: r.Started, Target: target, Scenario: r.ScenarioName(),
-		Score: r.TpmC, Passed: r.Completed > 0 && r.ResponseTimesOK && r.MixOK && r.Failed == 0,
+		Score: r.TpmC, Passed: r.Completed > 0 && r.ResponseTimesOK && r.MixOK && r.Failed == 0 && len(r.Outages) == 0,
 		Requests: r.Completed, Errors: r.Failed, RPS: r.TpmTotal / 60, Details: details,
+		Command: history.CommandTPCC, ScenarioHash: history.ScenarioHash([]byte(r.ScenarioName()), ""), Duration: r.Duration,
+	}
+	if !h.Passed {
+		h.Failure = "tpmC run outside TPC-C's conditions (response times, mix, failures or outages)"
 	}
 	for _, t := range r.Transactions {
 		if t.Name == NewOrder.String() {

@@ -426,7 +426,9 @@ func (l *loader) warehouse(w int, g *gen) (int64, error) {
 	r = address(r, g)
 	r = append(r, ',')
 	r = g.decimal(r, 0, 2000, 4)
-	r = append(r, ",300000.00)"...)
+	r = append(r, ',')
+	r = num(r, Districts*l.sizes.districtYTD())
+	r = append(r, ".00)"...)
 	if _, err := l.conn.ExecContext(l.ctx, string(r)); err != nil {
 		return 0, err
 	}
@@ -441,7 +443,9 @@ func (l *loader) warehouse(w int, g *gen) (int64, error) {
 		r = address(r, g)
 		r = append(r, ',')
 		r = g.decimal(r, 0, 2000, 4)
-		r = append(r, ",30000.00,"...)
+		r = append(r, ',')
+		r = num(r, l.sizes.districtYTD())
+		r = append(r, ".00,"...)
 		r = num(r, l.sizes.Customers+1)
 		r = append(r, ')')
 		if err := b.done(r); err != nil {
@@ -603,6 +607,9 @@ func Reload(ctx context.Context, db *sql.DB, workers int) (*LoadResult, error) {
 		if _, err := db.ExecContext(ctx, "TRUNCATE TABLE "+t); err != nil {
 			return nil, fmt.Errorf("tpcc: emptying %s: %w", t, err)
 		}
+	}
+	if _, err := db.ExecContext(ctx, clearRanSQL); err != nil {
+		return nil, fmt.Errorf("tpcc: writing tpcc_meta: %w", err)
 	}
 	return Load(ctx, db, LoadOptions{Warehouses: info.Warehouses, Sizes: info.Sizes, Seed: info.Seed, Workers: workers})
 }

@@ -1,7 +1,9 @@
 package tpcc
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -21,9 +23,18 @@ type Result struct {
 	Started    time.Time     `json:"started"`
 	Ended      time.Time     `json:"ended"`
 
+	// Outages are the times the server went away during the run (a
+	// transaction lost its connection and no new one could be opened),
+	// the last one without an end when the server was not back by the
+	// end of the run. Up is the part of the measured interval the server
+	// was there: Duration less the outages.
+	Outages []Outage      `json:"outages,omitempty"`
+	Up      time.Duration `json:"up_ns"`
+
 	// TpmC is New-Order transactions completed per minute of the
-	// measured interval (the 1% rolled back on purpose included: they
-	// complete as the spec wants); TpmTotal all five.
+	// measured interval the server was up (Up; the 1% rolled back on
+	// purpose included: they complete as the spec wants), 0 when it was
+	// never up; TpmTotal all five.
 	TpmC     float64 `json:"tpmc"`
 	TpmTotal float64 `json:"tpm_total"`
 	// Efficiency is TpmC over the most the warehouses' terminals can
@@ -88,7 +99,10 @@ func (r *runner) result(terminals int, end time.Time) *Result {
 			sum[k].add(&r.perTerm[i][k])
 		}
 	}
-	minutes := r.opt.Duration.Minutes()
+	var away time.Duration
+	res.Outages, away = r.avail.away(r.measureFrom, r.measureTo)
+	res.Up = r.opt.Duration - away
+	minutes := res.Up.Minutes()
 	for _, k := range Kinds {
 		res.Completed += sum[k].done
 	}
@@ -147,3 +161,42 @@ func (r *runner) result(terminals int, end time.Time) *Result {
 	}
 	return res
 }
+
+// ServerLost describes the outages of a run for a message, nil when the
+// server stayed up: when it went away (and how far into the measured
+// interval), when it came back or that it did not, and what the rates
+// are over.
+func (res *Result) ServerLost() error {
+	if len(res.Outages) == 0 {
+		return nil
+	}
+	measured := res.Started.Add(res.WarmUp)
+	var parts []string
+	for _, o := range res.Outages {
+		p := fmt.Sprintf("at %s (%s)", o.From.Format("15:04:05.0"), offset(o.From.Sub(measured)))
+		if o.To.IsZero() {
+			p += ", not back by the end of the run"
+		} else {
+			p += fmt.Sprintf(", back after %.1f s", o.To.Sub(o.From).Seconds())
+		}
+		parts = append(parts, p+": "+o.Error)
+	}
+	rates := fmt.Sprintf("tpmC and tpmTotal are over the %.1f s of %.1f s measured it was up", res.Up.Seconds(), res.Duration.Seconds())
+	if res.Up <= 0 {
+		rates = "no tpmC: it was away for the whole measured interval"
+	}
+	return fmt.Errorf("%w %s; %s", ErrServerLost, strings.Join(parts, "; then "), rates)
+}
+
+// offset says where t (from the start of the measured interval) falls.
+func offset(d time.Duration) string {
+	if d < 0 {
+		return fmt.Sprintf("%.1f s before the measured interval, in the warm-up", -d.Seconds())
+	}
+	return fmt.Sprintf("%.1f s into the measured interval", d.Seconds())
+}
+
+// ErrServerLost is Run's error when the server went away during the
+// run (Result.Outages): the result is still returned, its rates over the
+// time the server was up, and it is no measurement of the server.
+var ErrServerLost = errors.New("tpcc: the server went away during the run:")

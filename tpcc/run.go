@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -151,7 +152,9 @@ const maxErrSamples = 5
 // Run runs the five transactions against a loaded database (db's current
 // database): a warm-up, then the measured interval, then it waits at
 // most Grace for transactions still running. It always ends: the whole
-// run is bounded by WarmUp + Duration + Grace and by ctx.
+// run is bounded by WarmUp + Duration + Grace and by ctx. When the server
+// went away during the run, the result (its rates over the time the
+// server was up) comes with an error wrapping ErrServerLost.
 func Run(ctx context.Context, db *sql.DB, opt RunOptions) (*Result, error) {
 	if opt.Duration <= 0 || opt.Duration > MaxDuration {
 		return nil, fmt.Errorf("tpcc: run duration %s: want more than 0 and at most %s", opt.Duration, MaxDuration)
@@ -238,6 +241,11 @@ func Run(ctx context.Context, db *sql.DB, opt RunOptions) (*Result, error) {
 	if openErr != nil {
 		return nil, fmt.Errorf("tpcc: opening %d connections: %w", n, openErr)
 	}
+	// From here the data is no longer as loaded (consistency condition
+	// 11 holds only then): say so before the first transaction.
+	if _, err := db.ExecContext(ctx, markRanSQL); err != nil {
+		return nil, fmt.Errorf("tpcc: writing tpcc_meta: %w", err)
+	}
 
 	r := &runner{opt: opt, info: info, db: db, sessions: sessions}
 	r.start = opt.now()
@@ -276,7 +284,7 @@ func Run(ctx context.Context, db *sql.DB, opt RunOptions) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("tpcc: run stopped: %w", err)
 	}
-	return res, nil
+	return res, res.ServerLost()
 }
 
 // runner holds a run's shared state; each terminal writes only its own
@@ -290,6 +298,7 @@ type runner struct {
 	measureFrom, measureTo time.Time
 	perTerm                [][numKinds]stats
 	live                   []liveCounts
+	avail                  availability
 }
 
 // liveCounts are read by the progress line.
@@ -319,19 +328,37 @@ func (r *runner) terminalLoop(ctx context.Context, t *terminal, i int) {
 			return true
 		}
 	}
+	// lostAt is when this terminal's connection broke (a transaction
+	// failed on it), until a new one is open.
+	var lostAt time.Time
 	for ctx.Err() == nil && r.opt.now().Before(r.measureTo) {
 		if r.sessions[i] == nil {
 			s, err := openSession(ctx, r.db, r.opt.Procedures)
 			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
 				live.mu.Lock()
 				live.errs++
 				live.mu.Unlock()
+				// No new connection after one broke: the server went
+				// away (a server that answers with an error, such as
+				// too many connections, is still there).
+				var me *mysql.MySQLError
+				if !errors.As(err, &me) {
+					if lostAt.IsZero() {
+						lostAt = r.opt.now()
+					}
+					r.avail.lost(lostAt, err)
+				}
 				if !sleep(time.Second) {
 					return
 				}
 				continue
 			}
 			r.sessions[i] = s
+			r.avail.back(r.opt.now())
+			lostAt = time.Time{}
 		}
 		k := t.draw()
 		if r.opt.ThinkTimes && !sleep(seconds(keying[k])) {
@@ -394,11 +421,12 @@ func (r *runner) terminalLoop(ctx context.Context, t *terminal, i int) {
 			}
 			// A server error leaves the connection usable (the
 			// transaction was rolled back); anything else (the server
-			// went away) reopens it.
-			var me *mysql.MySQLError
-			if !errors.As(err, &me) {
+			// went away, or this connection was killed) reopens it, and
+			// a reopen that fails says the server went away.
+			if connectionLost(err) {
 				r.sessions[i].close()
 				r.sessions[i] = nil
+				lostAt = ended
 			}
 			if !sleep(50 * time.Millisecond) {
 				return
@@ -493,4 +521,90 @@ func (r *runner) progress() Progress {
 		p.TpmC, p.TpmTotal = float64(no)/m, float64(all)/m
 	}
 	return p
+}
+
+// MySQL errors that end the connection: the server shutting down, the
+// connection killed.
+const (
+	errServerShutdown   = 1053
+	errConnectionKilled = 1927
+)
+
+// connectionLost says err ended the connection the transaction ran on:
+// any error that is not the server's answer (EOF, a broken pipe, an
+// invalid connection), or the server's shutdown or kill.
+func connectionLost(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return true
+	}
+	return me.Number == errServerShutdown || me.Number == errConnectionKilled
+}
+
+// Outage is a time the server went away during a run: from the first
+// transaction that lost its connection to the first new connection that
+// worked. To is zero when the server was not back by the end of the run.
+type Outage struct {
+	From  time.Time `json:"from"`
+	To    time.Time `json:"to,omitzero"`
+	Error string    `json:"error"`
+}
+
+// availability is what the terminals saw of the server: the outages,
+// the last one open while the server is away.
+type availability struct {
+	mu      sync.Mutex
+	outages []Outage
+	down    bool
+}
+
+// lost records that a terminal's connection broke at t and a new one
+// could not be opened (err): the server is away since t, or since an
+// earlier terminal saw it go.
+func (a *availability) lost(t time.Time, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.down {
+		a.outages = append(a.outages, Outage{From: t, Error: err.Error()})
+		a.down = true
+		return
+	}
+	if o := &a.outages[len(a.outages)-1]; t.Before(o.From) {
+		o.From = t
+	}
+}
+
+// back records that a new connection opened at t: an outage ends.
+func (a *availability) back(t time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.down {
+		a.outages[len(a.outages)-1].To = t
+		a.down = false
+	}
+}
+
+// away returns the outages and how much of [from, to] they cover (an
+// outage not over by the end lasts to it).
+func (a *availability) away(from, to time.Time) ([]Outage, time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var d time.Duration
+	for _, o := range a.outages {
+		end := o.To
+		if end.IsZero() {
+			end = to
+		}
+		s, e := o.From, end
+		if s.Before(from) {
+			s = from
+		}
+		if e.After(to) {
+			e = to
+		}
+		if e.After(s) {
+			d += e.Sub(s)
+		}
+	}
+	return slices.Clone(a.outages), d
 }

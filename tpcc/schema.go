@@ -54,6 +54,12 @@ func (s Sizes) Validate() error {
 // delivered is the highest order id delivered at load time (2,100).
 func (s Sizes) delivered() int { return s.Customers - s.NewOrders }
 
+// districtYTD is a district's D_YTD at load, in whole units: the
+// history's 10.00 per customer (30,000.00 at the spec's sizes, clause
+// 4.3.3.1), so conditions 8 and 9 (W_YTD and D_YTD are the sums of
+// H_AMOUNT) hold at any size. W_YTD is ten times it.
+func (s Sizes) districtYTD() int { return 10 * s.Customers }
+
 // MaxWarehouses bounds the scale: w_id is a SMALLINT.
 const MaxWarehouses = 32767
 
@@ -121,15 +127,24 @@ type Info struct {
 	// Complete is false while some unit of the load is missing.
 	Complete bool `json:"complete"`
 	Missing  int  `json:"missing_units,omitempty"`
+	// Ran is when the first run since the load started (UTC, as the
+	// server prints a DATETIME), empty while the data is as loaded:
+	// consistency condition 11 holds only then.
+	Ran string `json:"ran,omitempty"`
 }
 
 // ErrNotLoaded says a database holds no TPC-C load (run prepare first).
 var ErrNotLoaded = errors.New("tpcc: the database holds no TPC-C load: run stacktune tpcc prepare first")
 
 const (
-	selectMetaSQL  = "SELECT k, v FROM tpcc_meta"
-	upsertMetaSQL  = "INSERT INTO tpcc_meta (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)"
-	countDoneSQL   = "SELECT COUNT(*) FROM tpcc_load"
+	selectMetaSQL = "SELECT k, v FROM tpcc_meta"
+	upsertMetaSQL = "INSERT INTO tpcc_meta (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)"
+	countDoneSQL  = "SELECT COUNT(*) FROM tpcc_load"
+	// ranKey in tpcc_meta is when the first run since the load started
+	// (Info.Ran); markRanSQL sets it once, Reload removes it.
+	ranKey         = "first_run"
+	markRanSQL     = "INSERT IGNORE INTO tpcc_meta (k, v) VALUES ('" + ranKey + "', DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:%s'))"
+	clearRanSQL    = "DELETE FROM tpcc_meta WHERE k = '" + ranKey + "'"
 	tableExistsSQL = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tpcc_meta'"
 )
 
@@ -177,6 +192,7 @@ func ReadInfo(ctx context.Context, db *sql.DB) (*Info, error) {
 		bad = append(bad, "seed")
 	}
 	info.Seed = seed
+	info.Ran = meta[ranKey]
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("tpcc: tpcc_meta has no valid %s: the load is damaged; drop the database and prepare again", strings.Join(bad, ", "))
 	}

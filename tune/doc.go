@@ -17,7 +17,9 @@
 // Options.Services) and targets of the caller's own. DefaultSteps are a
 // user's stack's: the server's settings (MyCnf: a my.cnf drop-in, SET
 // GLOBAL or restart), nginx directives (Nginx), PHP-FPM pools
-// (AppWorkers), the proven indexes (Indexes) and the host-wide settings
+// (AppWorkers), the proven indexes (Indexes), the unused, duplicate and
+// redundant ones (IndexDrops: ignored while the test measures, dropped
+// only once the step is kept, by its Work.Then) and the host-wide settings
 // when allowed (HostWide, with the my.cnf settings that go with them). The demo
 // adds the reference app's code fixes as steps of its own.
 //
@@ -28,7 +30,7 @@
 // ratio of medians with Mann-Whitney as the second opinion; more runs
 // while undecided, up to a bound). A switch between the states is apply's
 // rollback or a new transaction; after a switch that restarted the server
-// its buffer pool is warmed (every index read once, as seed 002 did), and
+// its buffer pool is warmed (every index read once, as the 2015 tpcc-mysql contest entry did), and
 // Options.WarmUp adds an unrecorded run after every switch. In state B
 // each run is followed by a check that the step still holds (a pre-run
 // hook that recreates the schema would drop a new index: B would measure
@@ -40,7 +42,7 @@
 // that diagnosis finds new ("(2nd audit)"). At the end the services the
 // kept steps changed are restarted (the server, the app), one cold run and
 // one run after the buffer pool is warmed are measured, and every kept
-// value is read back (seed 001's restart test: files, not runtime only).
+// value is read back (the ISUCON5 runner-up's restart test: files, not runtime only).
 //
 // What the loop cannot change itself (application code: N+1 patterns with
 // their endpoint, caches, connection pools; memcached and Redis settings;

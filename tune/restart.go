@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/stacktune/stacktune/abtest"
@@ -82,7 +84,11 @@ func (t *tuner) restartCheck(ctx context.Context) (*RestartCheck, error) {
 		}
 		rc.Held = append(rc.Held, k.label)
 	}
-	t.say("restart check: restarted %v; cold %.0f, warm %.0f; held %v, lost %v", rc.Restarted, rc.ColdScore, rc.WarmScore, rc.Held, rc.Lost)
+	t.say("restart check: restarted %s; cold %.0f, warm %.0f; still in force: %s", orText(strings.Join(rc.Restarted, " and "), "nothing"),
+		rc.ColdScore, rc.WarmScore, orText(strings.Join(rc.Held, ", "), "none"))
+	for _, label := range slices.Sorted(maps.Keys(rc.Lost)) {
+		t.say("restart check: LOST %s: %s", label, rc.Lost[label])
+	}
 	return rc, nil
 }
 
@@ -101,7 +107,7 @@ func (t *tuner) keptServerSettings() bool {
 
 // warmBufferPool reads every index of the schema's tables once, so the
 // runs after a restart measure the settings, not a cold buffer pool
-// (seed 002 warmed with count(*) per table). It returns what it read.
+// (the 2015 tpcc-mysql contest entry warmed with count(*) per table). It returns what it read.
 func warmBufferPool(ctx context.Context, db apply.DB, schema string) ([]string, error) {
 	if schema == "" {
 		return nil, nil

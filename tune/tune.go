@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +20,8 @@ import (
 	"github.com/stacktune/stacktune/diagnose"
 	"github.com/stacktune/stacktune/history"
 	"github.com/stacktune/stacktune/internal/atomicfile"
+	"github.com/stacktune/stacktune/internal/stats"
+	"github.com/stacktune/stacktune/loadgen"
 )
 
 // Options configure Run.
@@ -43,8 +47,13 @@ type Options struct {
 	HostWide bool
 	// StateDir is apply's journal directory.
 	StateDir string
-	// History records every measured run when set.
+	// History records every measured run when set, in a session of the
+	// ledger (command tune) with the noise floor and each decision, and
+	// each diagnosis as a run with its artefacts.
 	History *history.Store
+	// Ledger is what the caller knows of the runs (the scenario's hash,
+	// the app's commit, versions), set on each run recorded.
+	Ledger history.Meta
 	// AB is the test deciding each step (interleaved runs, stopping
 	// rule, level); its zero value is abtest's defaults.
 	AB abtest.Options
@@ -69,6 +78,19 @@ type Options struct {
 	Label string
 	// Progress receives one line per event; nil for none.
 	Progress func(line string)
+	// NoiseLimit is the widest noise floor (half its interval, as a
+	// fraction: 0.1 is ±10%) the loop goes on with as it is: past it, the
+	// loop says so with the causes it sees and measures again with runs
+	// twice as long (within Budget), and stops past ±50%. 0 means
+	// DefaultNoiseLimit; negative, no check.
+	NoiseLimit float64
+	// Budget bounds the loop's time for adapting to noise (0: at most
+	// two longer floors).
+	Budget time.Duration
+	// TraceRestart lets a diagnosis whose trace run finds
+	// performance_schema off restart the server with it on for the trace
+	// run, and back after (Services' restart, the loop's journal).
+	TraceRestart bool
 
 	// diagnoseRun, for tests, replaces diagnose.Run.
 	diagnoseRun func(context.Context, diagnose.Options) (*diagnose.Result, error)
@@ -87,7 +109,7 @@ const secondRound = " (2nd audit)"
 // checks that they hold. Changes it cannot make (application code: N+1
 // patterns, caches, pools; memcached and Redis settings) are listed with
 // their evidence.
-func Run(ctx context.Context, opt Options) (*Result, error) {
+func Run(ctx context.Context, opt Options) (_ *Result, err error) {
 	if opt.StateDir == "" {
 		return nil, errors.New("tune: no state directory for apply's journal")
 	}
@@ -99,6 +121,27 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.DryRun {
 		return res, t.dryRun(ctx)
 	}
+	if opt.History != nil {
+		id, err := opt.History.StartSession(ctx, history.CommandTune, opt.Label)
+		if err != nil {
+			return res, err
+		}
+		t.meta.Session = id
+		defer func() {
+			status := history.SessionDone
+			if err != nil {
+				status = history.SessionFailed
+			}
+			if eerr := opt.History.EndSession(context.WithoutCancel(ctx), id, status); eerr != nil {
+				t.say("recording the end of the session: %v", eerr)
+			}
+		}()
+	}
+	return t.run(ctx)
+}
+
+func (t *tuner) run(ctx context.Context) (*Result, error) {
+	opt, res := t.opt, t.res
 	base, err := t.baseline(ctx, "baseline")
 	if err != nil {
 		return res, err
@@ -128,7 +171,10 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			t.say("second audit: nothing new to apply")
 		}
 	}
-	res.NotApplied = pick.notApplied()
+	res.NotApplied = t.addFixes(pick, pick.notApplied())
+	if res.Final, err = t.final(ctx); err != nil {
+		return res, fmt.Errorf("final comparison: %w", err)
+	}
 	if len(t.kept) > 0 {
 		if res.Restart, err = t.restartCheck(ctx); err != nil {
 			return res, fmt.Errorf("restart check: %w", err)
@@ -148,7 +194,10 @@ func NoiseFloor(ctx context.Context, opt Options, label string) (*Result, error)
 }
 
 func newTuner(opt Options) *tuner {
-	t := &tuner{opt: opt, figures: map[string]*figures{}}
+	t := &tuner{opt: opt, figures: map[string]*figures{}, chain: 1, started: time.Now(), meta: opt.Ledger, then: map[string][]changeset.Change{}}
+	if t.meta.Command == "" {
+		t.meta.Command = history.CommandTune
+	}
 	// Count the server's restarts: a switch that restarted it is followed
 	// by a warm-up of its buffer pool.
 	if restart := opt.Services.MySQLRestart; restart != nil {
@@ -165,7 +214,7 @@ func newTuner(opt Options) *tuner {
 // it as the first step.
 func (t *tuner) baseline(ctx context.Context, label string) (*StepResult, error) {
 	t.say("%s: measuring the stack as it is against itself (the noise floor)", label)
-	floor, err := abtest.NoiseFloor(ctx, t.afterSwitch, t.measure(label, label), t.opt.AB)
+	floor, err := t.faceNoise(ctx, label)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
@@ -173,6 +222,12 @@ func (t *tuner) baseline(ctx context.Context, label string) (*StepResult, error)
 	t.fill(&base)
 	t.res.NoiseFloor = &floor.Decision
 	t.res.Steps = append(t.res.Steps, base)
+	if t.meta.Session != 0 {
+		if err := t.opt.History.SetNoise(ctx, t.meta.Session, Detectable(&floor.Decision)); err != nil {
+			t.say("recording the noise floor: %v", err)
+		}
+	}
+	t.decided(ctx, label, label, &floor.Decision, true)
 	t.say("noise floor: %s", floor.Decision.Reason)
 	return &t.res.Steps[len(t.res.Steps)-1], nil
 }
@@ -188,11 +243,38 @@ type tuner struct {
 	// restarts counts the server's restarts; warmedAt is the count the
 	// buffer pool was last warmed at.
 	restarts, warmedAt int
+	// started is when the loop started (for Budget).
+	started time.Time
+	// meta is set on every run recorded (the session's ID included).
+	meta history.Meta
+	// planned are the changes of the step last planned; inForce, while
+	// a test runs, the changes in force in each arm (recorded with each
+	// run as its change set).
+	planned []changeset.Change
+	inForce func(abtest.Arm) []changeset.Change
+	// chain is the product of the kept steps' interleaved ratios: the
+	// tuned state's estimated ratio to the baseline, until the final
+	// comparison measures it.
+	chain float64
+	// then are the steps' Work.Then, by label.
+	then map[string][]changeset.Change
 }
 
 type keptStep struct {
 	label   string
 	targets []apply.Target
+	opt     apply.Options // the step's transactions' (its label)
+	changes []changeset.Change
+}
+
+// keptChanges are the changes of the kept steps (those of changeset's
+// kinds; the demo's own targets have none).
+func (t *tuner) keptChanges() []changeset.Change {
+	var cs []changeset.Change
+	for _, k := range t.kept {
+		cs = append(cs, k.changes...)
+	}
+	return cs
 }
 
 // figures are a label's measured runs.
@@ -204,12 +286,12 @@ type figures struct {
 // stack describes what is measured, for the report's header.
 func (t *tuner) stack() Stack {
 	b := t.opt.Diagnose.Bench
-	what := b.URL
+	what := loadgen.MaskURL(b.URL)
 	if b.Scenario != "" {
 		what = "the scenario " + filepath.Base(b.Scenario)
 	}
 	if b.BaseURL != "" {
-		what += " against " + b.BaseURL
+		what += " against " + loadgen.MaskURL(b.BaseURL)
 	}
 	ab := t.opt.AB
 	if ab.MinRuns == 0 {
@@ -219,14 +301,14 @@ func (t *tuner) stack() Stack {
 		ab.MaxRuns = max(abtest.DefaultMaxRuns, ab.MinRuns)
 	}
 	return Stack{Description: "stacktune tune: " + what, MinRuns: ab.MinRuns, Runs: ab.MaxRuns, DurationS: b.Load.Duration.Seconds(),
-		Connections: b.Load.Connections, Cores: runtime.NumCPU()}
+		Connections: b.Load.Connections, Cores: runtime.NumCPU(), MySQLConf: t.opt.Services.MySQLConfWhere}
 }
 
 // fill sets a step's medians from its measured runs.
 func (t *tuner) fill(s *StepResult) {
-	s.Median = history.Median(s.Scores)
+	s.Median = stats.Median(s.Scores)
 	if f := t.figures[s.Label]; f != nil {
-		s.RPS, s.P99MS, s.Failed = history.Median(f.rps), history.Median(f.p99), f.failed
+		s.RPS, s.P99MS, s.Failed = stats.Median(f.rps), stats.Median(f.p99), f.failed
 	}
 }
 
@@ -250,6 +332,12 @@ func (t *tuner) diagnose(ctx context.Context, round int) (*diagnose.Result, erro
 	if t.opt.DiagnoseDuration > 0 {
 		dopt.Bench.Load.Duration = t.opt.DiagnoseDuration
 	}
+	// A trace run may restart the server with performance_schema on
+	// through the loop's own services and journal (the restart counted,
+	// so the next run is warmed).
+	if dopt.Requests.Trace == diagnose.TraceAuto && dopt.Requests.PFSRestart == nil && t.opt.TraceRestart && t.opt.Services.MySQLRestart != nil && !t.opt.DryRun {
+		dopt.Requests.PFSRestart = &diagnose.PFSRestart{Services: t.opt.Services, StateDir: t.opt.StateDir}
+	}
 	run := diagnose.Run
 	if t.opt.diagnoseRun != nil {
 		run = t.opt.diagnoseRun
@@ -264,6 +352,18 @@ func (t *tuner) diagnose(ctx context.Context, round int) (*diagnose.Result, erro
 		t.res.Second = d
 	}
 	t.res.Stack.MariaDB = d.Server
+	if p := d.PerRequest; p != nil {
+		t.say("%s: per request: %s (%s)", what, p.Mechanism, p.Reason)
+	}
+	if t.opt.History != nil {
+		if run := d.LedgerRun(t.opt.Label + what); run != nil {
+			t.meta.Set(run)
+			run.Command = history.CommandDiagnose
+			if _, err := t.opt.History.Add(ctx, run); err != nil {
+				return nil, fmt.Errorf("%s: recording it: %w", what, err)
+			}
+		}
+	}
 	t.keep(fmt.Sprintf("diagnosis-%d.json", round), d)
 	t.keep(fmt.Sprintf("snapshot-%d.json", round), d.Snapshot)
 	if d.IndexError != "" {
@@ -326,7 +426,19 @@ func (t *tuner) measure(labelA, labelB string) func(ctx context.Context, arm abt
 		}
 		runs := history.FromSummary(sum)
 		if t.opt.History != nil {
+			var changes []history.Artefact
+			if t.inForce != nil {
+				if cs := t.inForce(arm); len(cs) > 0 {
+					if a, ok := history.JSONArtefact(history.ArtefactChanges, &changeset.Set{Format: changeset.FormatVersion,
+						Source: "stacktune tune: in force during " + t.opt.Label + label, Changes: cs}); ok {
+						changes = append(changes, a)
+					}
+				}
+			}
 			for i := range runs {
+				t.meta.Set(&runs[i])
+				runs[i].Arm = armCode(arm)
+				runs[i].Artefacts = changes
 				if _, err := t.opt.History.Add(ctx, &runs[i]); err != nil {
 					return 0, err
 				}
@@ -426,14 +538,10 @@ func (t *tuner) plan(ctx context.Context, s Step, p *Pick, label string) (*StepR
 	}
 	sr := &StepResult{Label: label, Findings: w.Findings}
 	if sr.Findings == nil {
-		sr.Findings = findingsOf(p.D, w.Changes)
+		sr.Findings = changeFindings(w.Changes)
 	}
 	if w.empty() {
-		why := w.Why
-		if why == "" {
-			why = "no finding for this step"
-		}
-		sr.Skipped = "nothing to apply: " + why
+		sr.Skipped, sr.Why = SkipNothingToApply, w.Why
 		return sr, nil, nil
 	}
 	var targets []apply.Target
@@ -444,14 +552,16 @@ func (t *tuner) plan(ctx context.Context, s Step, p *Pick, label string) (*StepR
 			t.say("%s: %s", label, n)
 		}
 		if err != nil {
-			sr.Skipped = "cannot be applied here: " + err.Error()
+			sr.Skipped, sr.Why = SkipCannotApply, err.Error()
 			return sr, nil, nil
 		}
 		targets = ts
 		t.keepChanges(label, w.Changes)
+		t.planned = w.Changes
 	}
 	targets = append(targets, w.Targets...)
 	sr.Applied = append(sr.Applied, w.Notes...)
+	t.then[label] = w.Then
 	return sr, targets, nil
 }
 
@@ -460,10 +570,12 @@ func (t *tuner) plan(ctx context.Context, s Step, p *Pick, label string) (*StepR
 // ended.
 func (t *tuner) step(ctx context.Context, s Step, p *Pick, suffix string) (*StepResult, error) {
 	label := s.Label + suffix
+	t.planned = nil
 	sr, targets, err := t.plan(ctx, s, p, label)
+	planned := t.planned
 	if err != nil || targets == nil {
 		if sr != nil && sr.Skipped != "" {
-			t.say("step %q: %s", label, sr.Skipped)
+			t.say("step %q: not run (%s) %s", label, sr.Skipped, sr.Why)
 		}
 		return sr, err
 	}
@@ -472,8 +584,8 @@ func (t *tuner) step(ctx context.Context, s Step, p *Pick, suffix string) (*Step
 	t.say("step %q: applying %d finding(s)", label, len(sr.Findings))
 	ar, err := apply.Run(ctx, targets, aopt)
 	if err != nil {
-		sr.Skipped = "the change failed and was rolled back: " + err.Error()
-		t.say("step %q: %s", label, sr.Skipped)
+		sr.Skipped, sr.Why = SkipApplyFailed, err.Error()
+		t.say("step %q: the change failed and was rolled back: %s", label, sr.Why)
 		if ar == nil || !ar.RolledBack || len(ar.Leftovers) > 0 {
 			return sr, err // the stack is in an unknown state
 		}
@@ -486,7 +598,7 @@ func (t *tuner) step(ctx context.Context, s Step, p *Pick, suffix string) (*Step
 	stop := func(err error) (*StepResult, error) {
 		err = sw.undo(ctx, err)
 		if sw.state == abtest.A {
-			sr.RolledBack = "the loop stopped here and rolled the step back: " + err.Error()
+			sr.RolledBack, sr.Why = UndoStopped, err.Error()
 		}
 		return sr, err
 	}
@@ -495,28 +607,79 @@ func (t *tuner) step(ctx context.Context, s Step, p *Pick, suffix string) (*Step
 	}
 	ab := t.opt.AB
 	ab.Start = abtest.B
+	kept := t.keptChanges()
+	t.inForce = func(arm abtest.Arm) []changeset.Change {
+		if arm == abtest.B {
+			return append(slices.Clone(kept), planned...)
+		}
+		return kept
+	}
+	defer func() { t.inForce = nil }()
 	r, err := abtest.Run(ctx, abtest.Experiment{ToA: sw.to(abtest.A), ToB: sw.to(abtest.B), Measure: t.measureHolding(label, targets)}, ab)
 	if err != nil {
 		return stop(fmt.Errorf("step %s: %w", label, err))
 	}
 	sr.Scores, sr.Before, sr.Decision = r.Scores(abtest.B), r.Scores(abtest.A), &r.Decision
 	t.fill(sr)
-	sr.XBaseline = sr.Median / t.res.Steps[0].Median
+	sr.Detectable = Detectable(&r.Decision)
 	t.say("step %q: %s", label, r.Decision.Reason)
 	want := abtest.B // kept: better, or within noise (sound advice is not undone on noise)
 	if r.Decision.Verdict == abtest.Worse {
-		sr.RolledBack = "slower: " + r.Decision.Reason
+		sr.RolledBack, sr.Why = UndoSlower, r.Decision.Reason
 		want = abtest.A
 	}
+	t.decided(ctx, label+" (before)", label, &r.Decision, want == abtest.B)
 	if sw.state != want {
 		if err := sw.to(want)(ctx); err != nil {
 			return stop(fmt.Errorf("step %s: putting it in state %s after the test: %w", label, want, err))
 		}
 	}
 	if want == abtest.B {
-		t.kept = append(t.kept, keptStep{label, targets})
+		t.kept = append(t.kept, keptStep{label, targets, aopt, planned})
+		// x baseline: the kept steps' own interleaved ratios, chained
+		// (a rolled-back step has none: the stack is as before it).
+		t.chain *= r.Decision.RatioMedian
+		sr.XBaseline = round3(t.chain)
+		if then := t.then[label]; len(then) > 0 {
+			return sr, t.applyThen(ctx, label, then, sr)
+		}
 	}
 	return sr, nil
+}
+
+// applyThen makes a kept step's second part (Work.Then: the indexes the
+// test measured ignored, dropped) as a transaction of its own, kept
+// after the step: the final comparison and a rollback undo it first. A
+// failure that apply rolled back is said and leaves the step's first
+// part in force; the error means the stack is in an unknown state.
+func (t *tuner) applyThen(ctx context.Context, label string, cs []changeset.Change, sr *StepResult) error {
+	then := label + " (then)"
+	set := &changeset.Set{Format: changeset.FormatVersion, Source: "stacktune tune", Changes: cs}
+	ts, notes, err := apply.FromChangeSet(set, t.opt.Services)
+	for _, n := range notes {
+		t.say("%s: %s", then, n)
+	}
+	if err != nil {
+		sr.Applied = append(sr.Applied, "not made: "+err.Error())
+		t.say("step %q: %v", then, err)
+		return nil
+	}
+	t.keepChanges(then, cs)
+	aopt := apply.Options{StateDir: t.opt.StateDir, HostWide: t.opt.HostWide, Label: then,
+		Log: func(format string, a ...any) { t.say("  apply: "+format, a...) }}
+	ar, err := apply.Run(ctx, ts, aopt)
+	if err != nil {
+		t.say("step %q: the change failed and was rolled back: %v", then, err)
+		if ar == nil || !ar.RolledBack || len(ar.Leftovers) > 0 {
+			return err
+		}
+		sr.Applied = append(sr.Applied, "then, not made (rolled back): "+err.Error())
+		return nil
+	}
+	t.say("step %q: kept, so made: %s", then, strings.Join(ar.Changed(), "; "))
+	sr.Applied = append(sr.Applied, ar.Changed()...)
+	t.kept = append(t.kept, keptStep{label: then, targets: ts, opt: aopt, changes: cs})
+	return t.afterSwitch(ctx)
 }
 
 // switcher switches a step's targets between the state before the step
@@ -569,7 +732,7 @@ const undoTimeout = 10 * time.Minute
 // anything (but the slow log the diagnosis captures with, put back).
 func (t *tuner) dryRun(ctx context.Context) error {
 	res := t.res
-	res.Steps = append(res.Steps, StepResult{Label: "baseline", Findings: []Finding{}, Skipped: "dry run: not measured"})
+	res.Steps = append(res.Steps, StepResult{Label: "baseline", Findings: []Finding{}, Skipped: SkipDryRunBaseline})
 	d, err := t.diagnose(ctx, 1)
 	if err != nil {
 		return err
@@ -589,10 +752,39 @@ func (t *tuner) dryRun(ctx context.Context) error {
 				res.Plans = map[string]*apply.Plan{}
 			}
 			res.Plans[s.Label] = plan
-			sr.Skipped = "dry run: not applied"
+			sr.Skipped = SkipDryRun
 		}
 		res.Steps = append(res.Steps, *sr)
 	}
-	res.NotApplied = pick.notApplied()
+	res.NotApplied = t.addFixes(pick, pick.notApplied())
 	return nil
+}
+
+// decided records a decision of the session (runs labelled labelA
+// against labelB, with the loop's label in front as measure records
+// them); a failure is only said.
+func (t *tuner) decided(ctx context.Context, labelA, labelB string, d *abtest.Decision, kept bool) {
+	if t.meta.Session == 0 || d == nil {
+		return
+	}
+	hd := history.Decision{LabelA: t.opt.Label + labelA, LabelB: t.opt.Label + labelB, Outcome: string(d.Verdict),
+		Ratio: finite(d.RatioMedian), Low: finite(d.CILow), High: finite(d.CIHigh), Runs: d.RunsA + d.RunsB, Kept: kept}
+	if err := t.opt.History.AddDecision(context.WithoutCancel(ctx), t.meta.Session, hd); err != nil {
+		t.say("recording the decision: %v", err)
+	}
+}
+
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// armCode is an arm as the ledger records it.
+func armCode(a abtest.Arm) string {
+	if a == abtest.A {
+		return "a"
+	}
+	return "b"
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/bench/internal/measure"
-	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/sandbox"
 )
 
 // sysbench workload shape: small enough to prepare in seconds, the shape

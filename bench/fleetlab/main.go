@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/sandbox"
 )
 
 func main() {

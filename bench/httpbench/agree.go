@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/stacktune/stacktune/bench/internal/measure"
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 // endpointRow is one endpoint as stacktune reported it.
@@ -26,7 +27,7 @@ type endpointRow struct {
 type stacktuneSummary struct {
 	requests  int64
 	skipped   int64
-	reasons   map[string]int64
+	reasons   skip.Counts
 	timeTotal float64
 	endpoints map[string]endpointRow // by "METHOD pattern"
 	learned   []string
@@ -58,8 +59,8 @@ type stacktuneJSON struct {
 		Pattern string `json:"pattern"`
 	} `json:"groups_learned"`
 	Skipped struct {
-		Count   int64            `json:"count"`
-		Reasons map[string]int64 `json:"reasons"`
+		Count   int64       `json:"count"`
+		Reasons skip.Counts `json:"reasons"`
 	} `json:"skipped"`
 }
 

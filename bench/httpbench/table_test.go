@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/bench/internal/measure"
+	"github.com/stacktune/stacktune/internal/skip"
 )
 
 func testResults() *results {
@@ -103,7 +104,7 @@ func TestCompareExpected(t *testing.T) {
 	if d := compareExpected(m, same); len(d) != 0 {
 		t.Errorf("identical answers differ: %q", d)
 	}
-	other := stacktuneSummary{requests: 11, timeTotal: 3.0, skipped: 1, reasons: map[string]int64{"bad": 1}, endpoints: map[string]endpointRow{
+	other := stacktuneSummary{requests: 11, timeTotal: 3.0, skipped: 1, reasons: skip.Counts{"bad": 1}, endpoints: map[string]endpointRow{
 		"GET /a":      {count: 5, status: [5]int64{0, 5}, timeTotal: 1.0, timeMax: 0.5},
 		"GET /b/4711": {count: 6},
 	}}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/bench/internal/measure"
-	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/sandbox"
 )
 
 // The two clients.

@@ -30,7 +30,7 @@ import (
 
 	"github.com/stacktune/stacktune/abtest"
 	"github.com/stacktune/stacktune/bench/internal/measure"
-	"github.com/stacktune/stacktune/internal/demo"
+	"github.com/stacktune/stacktune/refstack/demo"
 	"github.com/stacktune/stacktune/report"
 	"github.com/stacktune/stacktune/tune"
 )
@@ -101,7 +101,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		}
 		f := floor{d: *res.NoiseFloor, wall: time.Since(start)}
 		floors = append(floors, f)
-		fmt.Fprintf(stderr, "noisebench: floor %d/%d: %s (%s)\n", i, c.floors, f.d.Verdict, f.wall.Round(time.Second))
+		fmt.Fprintf(stderr, "noisebench: floor %d/%d: %s (%s)\n", i, c.floors, report.VerdictText(f.d.Verdict), f.wall.Round(time.Second))
 	}
 	printTable(stdout, c, state, floors)
 	if c.markdown {
@@ -126,7 +126,7 @@ func printTable(w io.Writer, c config, state string, floors []floor) {
 	fmt.Fprintf(w, "%3s  %-13s  %6s  %-17s  %6s  %7s  %4s  %6s\n", "#", "verdict", "ratio", "interval", "level", "p", "runs", "wall")
 	for i, f := range floors {
 		d := f.d
-		fmt.Fprintf(w, "%3d  %-13s  %6s  %-17s  %5.1f%%  %7.3g  %4d  %6s\n", i+1, d.Verdict, report.Ratio(d.RatioMedian),
+		fmt.Fprintf(w, "%3d  %-13s  %6s  %-17s  %5.1f%%  %7.3g  %4d  %6s\n", i+1, report.VerdictText(d.Verdict), report.Ratio(d.RatioMedian),
 			fmt.Sprintf("[%s, %s]", report.Ratio(d.CILow), report.Ratio(d.CIHigh)), d.Level*100, d.PValue, d.RunsA, f.wall.Round(time.Second))
 	}
 	fmt.Fprintf(w, "\n%d of %d called a difference where there is none (at most 5%% by chance)\n", called(floors), len(floors))
@@ -137,7 +137,7 @@ func printMarkdown(w io.Writer, floors []floor) {
 	fmt.Fprintln(w, "|---:|---|---:|---|---:|---:|")
 	for i, f := range floors {
 		d := f.d
-		fmt.Fprintf(w, "| %d | %s | %s | [%s, %s] | %.3g | %d |\n", i+1, d.Verdict, report.Ratio(d.RatioMedian), report.Ratio(d.CILow), report.Ratio(d.CIHigh), d.PValue, d.RunsA)
+		fmt.Fprintf(w, "| %d | %s | %s | [%s, %s] | %.3g | %d |\n", i+1, report.VerdictText(d.Verdict), report.Ratio(d.RatioMedian), report.Ratio(d.CILow), report.Ratio(d.CIHigh), d.PValue, d.RunsA)
 	}
 }
 

@@ -1,4 +1,4 @@
-// Command tpccbench is seed 002's contest on this machine, in one run: a
+// Command tpccbench is the 2015 tpcc-mysql contest on this machine, in one run: a
 // throwaway MariaDB with the contest's rules (innodb_doublewrite=1,
 // innodb_flush_log_at_trx_commit=1, both fixed), a TPC-C load, and the
 // tpmC of four configurations measured the same way:
@@ -35,7 +35,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -45,10 +44,11 @@ import (
 	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/bench/internal/measure"
 	"github.com/stacktune/stacktune/history"
-	"github.com/stacktune/stacktune/internal/sandbox"
+	"github.com/stacktune/stacktune/internal/stats"
 	"github.com/stacktune/stacktune/knobsearch"
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
+	"github.com/stacktune/stacktune/sandbox"
 	"github.com/stacktune/stacktune/tpcc"
 )
 
@@ -89,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.markdown, "markdown", false, "also print the results as Markdown for docs/benchmarks.md")
 	fs.BoolVar(&c.loadOnly, "load-only", false, "only load the warehouses and report the loader's time")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (the server's files, the history, the change set)")
-	fs.StringVar(&c.chart, "chart", "", "also draw the run history's score transitions (seed 002's chart) into this .svg, .png or .html")
+	fs.StringVar(&c.chart, "chart", "", "also draw the run history's score transitions (the 2015 tpcc-mysql contest's chart) into this .svg, .png or .html")
 	fs.BoolVar(&c.procedures, "procedures", false, "run the TPC-C transactions as stored procedures (HammerDB's way) instead of a round trip per statement (tpcc-mysql's)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the search and of the terminals")
 	if err := fs.Parse(args); err != nil {
@@ -130,7 +130,7 @@ func (c config) transactions() string {
 	return "statements (a round trip each, tpcc-mysql's way)"
 }
 
-// contest are seed 002's rules.
+// contest are the 2015 tpcc-mysql contest's rules.
 var contest = map[string]string{"innodb_doublewrite": "ON", "innodb_flush_log_at_trx_commit": "1"}
 
 // quiet discards the driver's lines about the connections every restore
@@ -328,10 +328,10 @@ func (r *result) rows() []row {
 	decision := func(a, b string) string {
 		for _, d := range cmp.Decisions {
 			if d.A == a && d.B == b {
-				return fmt.Sprintf("%.2fx [%.2f, %.2f] %s", d.Decision.RatioMedian, d.Decision.CILow, d.Decision.CIHigh, d.Decision.Verdict)
+				return fmt.Sprintf("%.2fx [%.2f, %.2f] %s", d.Decision.RatioMedian, d.Decision.CILow, d.Decision.CIHigh, report.VerdictText(d.Decision.Verdict))
 			}
 			if d.A == b && d.B == a && d.Decision.RatioMedian > 0 {
-				return fmt.Sprintf("%.2fx [%.2f, %.2f] %s", 1/d.Decision.RatioMedian, 1/d.Decision.CIHigh, 1/d.Decision.CILow, flip(d.Decision.Verdict))
+				return fmt.Sprintf("%.2fx [%.2f, %.2f] %s", 1/d.Decision.RatioMedian, 1/d.Decision.CIHigh, 1/d.Decision.CILow, report.VerdictText(flip(d.Decision.Verdict)))
 			}
 		}
 		return ""
@@ -406,7 +406,7 @@ func (r *result) print(w io.Writer) error {
 		return nil
 	}
 	if len(r.restores) > 0 {
-		fmt.Fprintf(w, "reset between runs (kill, restore the data dir, start): median %s over %d\n", median(r.restores).Round(10*time.Millisecond), len(r.restores))
+		fmt.Fprintf(w, "reset between runs (kill, restore the data dir, start): median %s over %d\n", stats.Median(r.restores).Round(10*time.Millisecond), len(r.restores))
 	}
 	fmt.Fprintf(w, "runs: %d connections, transactions as %s, %s warm-up, %s measured; the comparison %d rounds\n\n", c.connections, c.transactions(), c.warmup, c.duration, c.repeats)
 	rows := r.rows()
@@ -465,7 +465,7 @@ func (r *result) goals(w io.Writer) {
 
 func (r *result) markdown(w io.Writer, rows []row) error {
 	c := r.cfg
-	fmt.Fprintf(w, "\n### Latest run: seed 002's contest, %s\n\n", measure.Today())
+	fmt.Fprintf(w, "\n### Latest run: the 2015 tpcc-mysql contest, %s\n\n", measure.Today())
 	procs := ""
 	if c.procedures {
 		procs = " --procedures"
@@ -480,7 +480,7 @@ func (r *result) markdown(w io.Writer, rows []row) error {
 	}
 	fmt.Fprintf(w, "\nSearch wall time %s (%d trials, %s to the best). Loader: %d warehouses, %s rows in %s. Reset between runs: median %s.\n",
 		r.wall.Round(time.Second), len(r.search.Trials), r.search.SearchTime.Round(time.Second), c.warehouses, report.Count(r.load.Rows),
-		r.load.Elapsed.Round(time.Second), median(r.restores).Round(10*time.Millisecond))
+		r.load.Elapsed.Round(time.Second), stats.Median(r.restores).Round(10*time.Millisecond))
 	fmt.Fprintf(w, "\nThe search's best: `%s`. MySQLTuner's taken: `%s`.\n", r.search.BestTrial().Config, r.tuner.Config)
 	return nil
 }
@@ -491,13 +491,4 @@ func scores(s []float64) string {
 		parts = append(parts, report.Count(int64(math.Round(v))))
 	}
 	return strings.Join(parts, " / ")
-}
-
-func median(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -32,10 +32,10 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/stacktune/stacktune/bench/internal/measure"
-	"github.com/stacktune/stacktune/internal/refapp"
-	"github.com/stacktune/stacktune/internal/sandbox"
 	"github.com/stacktune/stacktune/mysqlproxy"
+	"github.com/stacktune/stacktune/refstack/refapp"
 	"github.com/stacktune/stacktune/reqtrace"
+	"github.com/stacktune/stacktune/sandbox"
 )
 
 func main() { os.Exit(measure.Main("tracebench", parseFlags, run)) }
@@ -145,7 +145,8 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		}
 		tap.Statement(s)
 	}
-	p, err := mysqlproxy.Start(ctx, mysqlproxy.Options{Network: network, Address: addr, OnStatement: onStatement})
+	// As a trace run starts it: with its idle timeout.
+	p, err := mysqlproxy.Start(ctx, mysqlproxy.Options{Network: network, Address: addr, OnStatement: onStatement, IdleTimeout: mysqlproxy.DefaultIdleTimeout})
 	if err != nil {
 		return err
 	}

@@ -3,21 +3,13 @@ package main
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stacktune/stacktune/apply"
-	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
 )
@@ -57,6 +49,8 @@ type applyOptions struct {
 	// expectLabel makes rollback undo only a transaction of this label
 	// (apply --hosts rolls back its own and nobody else's).
 	expectLabel string
+	// rollback: the journal names the drop-in, nothing is located.
+	rollback bool
 }
 
 // addTargetFlags registers the flags that say how each service is reached
@@ -91,8 +85,8 @@ func addServiceFlags(f *pflag.FlagSet, o *applyOptions) {
 // addDropInFlags registers where the my.cnf drop-in goes and how it is
 // checked (apply and tune).
 func addDropInFlags(f *pflag.FlagSet, o *applyOptions) {
-	f.StringVar(&o.mysqlConf, "mysql-conf", "", "where the my.cnf drop-in goes (default /etc/mysql/mariadb.conf.d/99-stacktune.cnf for MariaDB, /etc/mysql/mysql.conf.d/99-stacktune.cnf for MySQL)")
-	f.StringVar(&o.mysqlCheck, "mysql-check", "", `command line checking the server's option files; it fails on a non-zero exit or an "[ERROR]"/"error:" line ("none": no check; default "mariadbd --help --verbose" or "mysqld --help --verbose")`)
+	f.StringVar(&o.mysqlConf, "mysql-conf", "", "where the my.cnf drop-in goes (default: 99-stacktune.cnf in the directory the running server includes last, found from its process's command line and option files; the distribution's /etc/mysql/mariadb.conf.d or mysql.conf.d when the server is not on this host)")
+	f.StringVar(&o.mysqlCheck, "mysql-check", "", `command line checking the server's option files; it fails on a non-zero exit or an "[ERROR]"/"error:" line ("none": no check; default: the running server's binary with its own defaults options and --help --verbose, e.g. "/usr/sbin/mariadbd --defaults-file=/srv/db/my.cnf --help --verbose")`)
 }
 
 func newApplyCmd() *cobra.Command {
@@ -101,6 +95,8 @@ func newApplyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply [flags] [EMIT-DIR]",
 		Short: "Apply the files of audit --emit (and proven index DDL) as one transaction that rolls back on failure",
+		// It changes systems: never cut short after a signal (main.go).
+		Annotations: map[string]string{noForcedExit: ""},
 		Long: `apply puts the files that "stacktune audit --emit DIR" wrote in place and makes the
 running services use them, as one transaction: every file it replaces is backed up
 in a journal (--state) first, the files are checked (mariadbd --help --verbose,
@@ -136,7 +132,7 @@ transaction is undone); a rollback that fails is listed with its command.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			if fo.hosts != "" {
+			if fo.Inventory != "" {
 				return runFleetApply(cmd.Context(), cmd, fo, o, dir, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			return runApply(cmd.Context(), o, dir, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -160,6 +156,8 @@ func newRollbackCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollback [flags]",
 		Short: "Undo the last transaction of stacktune apply",
+		// It changes systems: never cut short after a signal (main.go).
+		Annotations: map[string]string{noForcedExit: ""},
 		Long: `rollback undoes the newest applied transaction in --state: the files it replaced are
 put back (the ones it created are removed) and each service is brought back to its
 old settings and read back. Run it again to undo the transaction before. The
@@ -182,217 +180,30 @@ rollback names what must be reloaded or restarted by hand (and exits non-zero).`
 	return cmd
 }
 
-// defaultStateDir is where journals live unless --state says otherwise.
-func defaultStateDir() (string, error) {
-	if os.Geteuid() == 0 {
-		return "/var/lib/stacktune/apply", nil
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "stacktune", "apply"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no --state and no home directory: %w", err)
-	}
-	return filepath.Join(home, ".local", "state", "stacktune", "apply"), nil
-}
-
 func (o *applyOptions) stateDir() (string, error) {
 	if o.state != "" {
 		return o.state, nil
 	}
-	return defaultStateDir()
+	return apply.DefaultStateDir()
 }
 
-// command turns a command-line flag into a step: "" takes def, "none"
-// gives nil. strict makes output "[ERROR]" lines fail it too.
-func command(flag, value string, def []string, strict bool) (func(context.Context) error, error) {
-	argv := def
-	if value == "none" {
-		return nil, nil
+// reach is how the flags reach each service.
+func (o *applyOptions) reach() apply.Reach {
+	return apply.Reach{
+		MySQLConf: o.mysqlConf, MySQLCheck: o.mysqlCheck, MySQLRestart: o.mysqlRestart,
+		NginxConf: o.nginxConf, NginxBin: o.nginxBin, NginxTest: o.nginxTest, NginxReload: o.nginxReload, NginxProbe: o.nginxProbe,
+		PHPFPMConf: o.phpfpmConf, PHPFPMBin: o.phpfpmBin, PHPFPMTest: o.phpfpmTest, PHPFPMReload: o.phpfpmReload,
+		SysctlConf: o.sysctlConf, SystemdDir: o.systemdDir, ProcRoot: o.procRoot, HostWide: o.hostWide,
+		Rollback: o.rollback,
 	}
-	if value != "" {
-		var err error
-		if argv, err = apply.ParseCommandLine(value); err != nil {
-			return nil, fmt.Errorf("--%s: %w", flag, err)
-		}
-		if len(argv) == 0 {
-			return nil, fmt.Errorf("--%s: empty command", flag)
-		}
-	}
-	if len(argv) == 0 {
-		return nil, nil
-	}
-	if strict {
-		return apply.CommandCheckStrict(argv...), nil
-	}
-	return apply.CommandCheck(argv...), nil
-}
-
-// findBinary looks a server binary up in PATH, then /usr/sbin.
-func findBinary(names ...string) string {
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-		if p := filepath.Join("/usr/sbin", n); isExecutable(p) {
-			return p
-		}
-	}
-	return ""
-}
-
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
-}
-
-// openDB connects to --dsn and says which server answered.
-func openDB(ctx context.Context, dsn string) (*sql.DB, mysqlvar.Server, error) {
-	db, err := dbconn.Open(ctx, dsn, 0)
-	if err != nil {
-		return nil, mysqlvar.Server{}, err
-	}
-	srv, err := mysqlvar.Detect(ctx, db)
-	if err != nil {
-		db.Close()
-		return nil, srv, dbconn.Explain(err, dsn)
-	}
-	return db, srv, nil
 }
 
 // services turns the flags into apply.Services; db is nil without
-// --dsn, nginx says whether nginx is reached.
-func (o *applyOptions) services(ctx context.Context, db *sql.DB, srv mysqlvar.Server, nginx bool) (apply.Services, error) {
-	sv := apply.Services{
-		Nginx: nginx, NginxConf: o.nginxConf,
-		SysctlConf: o.sysctlConf, SystemdDir: o.systemdDir, ProcRoot: o.procRoot,
-		HostWide: o.hostWide,
-	}
-	var err error
-	if db != nil {
-		sv.DB = db
-		sv.Schema, _ = dbconn.CurrentDatabase(ctx, db) // "" when unknown: the DDL names its schema
-		server, conf, bins := "mysql", "/etc/mysql/mysql.conf.d/99-stacktune.cnf", []string{"mysqld"}
-		if srv.IsMariaDB() {
-			server, conf, bins = "mariadb", "/etc/mysql/mariadb.conf.d/99-stacktune.cnf", []string{"mariadbd", "mysqld"}
-		}
-		sv.MySQLConf = o.mysqlConf
-		if sv.MySQLConf == "" {
-			sv.MySQLConf = conf
-		}
-		sv.MySQLRestartHint = "systemctl restart " + server
-		if o.mysqlRestart != "" && o.mysqlRestart != "none" {
-			sv.MySQLRestartHint = o.mysqlRestart
-		}
-		if sv.MySQLRestart, err = command("mysql-restart", o.mysqlRestart, []string{"systemctl", "restart", server}, false); err != nil {
-			return sv, err
-		}
-		var check []string
-		if o.mysqlCheck == "" {
-			bin := findBinary(bins...)
-			if bin == "" {
-				// Only a my.cnf drop-in needs the check: fail there.
-				missing := fmt.Errorf("no %s found in PATH or /usr/sbin to check the option files: give --mysql-check (or --mysql-check none)", bins[0])
-				sv.MySQLCheck = func(context.Context) error { return missing }
-			} else {
-				check = []string{bin, "--help", "--verbose"}
-			}
-		}
-		if check != nil || o.mysqlCheck != "" {
-			if sv.MySQLCheck, err = command("mysql-check", o.mysqlCheck, check, true); err != nil {
-				return sv, err
-			}
-		}
-	}
-	if sv.NginxTest, err = command("nginx-test", o.nginxTest, []string{o.nginxBin, "-t", "-c", o.nginxConf}, false); err != nil {
-		return sv, err
-	}
-	if sv.NginxReload, err = command("nginx-reload", o.nginxReload, []string{o.nginxBin, "-s", "reload", "-c", o.nginxConf}, false); err != nil {
-		return sv, err
-	}
-	if o.nginxProbe != "" {
-		sv.NginxProbe = apply.HTTPProbe(o.nginxProbe)
-	}
-	if o.phpfpmConf != "" {
-		bin := o.phpfpmBin
-		if bin == "" {
-			bin = findBinary("php-fpm8.3", "php-fpm8.2", "php-fpm8.1", "php-fpm8.0", "php-fpm7.4", "php-fpm")
-		}
-		if bin == "" {
-			bin = "php-fpm"
-		}
-		// Debian names the unit after the binary: php-fpm8.2 runs as
-		// php8.2-fpm.service.
-		unit := "php-fpm"
-		if v, ok := strings.CutPrefix(filepath.Base(bin), "php-fpm"); ok && v != "" {
-			unit = "php" + v + "-fpm"
-		}
-		sv.PHPFPMConf = o.phpfpmConf
-		if sv.PHPFPMTest, err = command("php-fpm-test", o.phpfpmTest, []string{bin, "-t", "-y", o.phpfpmConf}, false); err != nil {
-			return sv, err
-		}
-		if sv.PHPFPMReload, err = command("php-fpm-reload", o.phpfpmReload, []string{"systemctl", "reload", unit}, false); err != nil {
-			return sv, err
-		}
-		sv.PHPFPMReloadHint = bin + " -t -y " + o.phpfpmConf + " && systemctl reload " + unit
-		if o.phpfpmReload != "" {
-			sv.PHPFPMReloadHint = o.phpfpmReload
-		}
-	}
-	return sv, nil
+// --dsn (dsn), nginx says whether nginx is reached. What the server's
+// option files could not show is said on stderr.
+func (o *applyOptions) services(ctx context.Context, dsn string, db *sql.DB, srv mysqlvar.Server, nginx bool, stderr io.Writer) (apply.Services, error) {
+	return o.reach().Services(ctx, dsn, db, srv, nginx, noteTo(stderr))
 }
-
-// readChangeSet reads the change set of path (a directory audit --emit
-// wrote, or a changes.json), without the findings of --skip.
-func (o *applyOptions) readChangeSet(path string, stderr io.Writer) (*changeset.Set, error) {
-	set := &changeset.Set{Format: changeset.FormatVersion, Source: "stacktune apply"}
-	if path != "" {
-		s, notes, err := changeset.Read(path)
-		for _, n := range notes {
-			fmt.Fprintln(stderr, "stacktune:", n)
-		}
-		if err != nil {
-			return nil, err
-		}
-		set = s
-	}
-	for _, id := range o.skip {
-		if !slices.ContainsFunc(set.Changes, func(c changeset.Change) bool { return c.Finding == id }) {
-			return nil, fmt.Errorf("--skip %s: no change of %s comes from that finding", id, path)
-		}
-	}
-	return set.Without(o.skip...), nil
-}
-
-// readDDL reads --ddl (- for standard input) into index changes.
-func (o *applyOptions) readDDL(stdin io.Reader, schema string) ([]changeset.Change, error) {
-	var text []byte
-	var err error
-	if o.ddl == "-" {
-		text, err = io.ReadAll(io.LimitReader(stdin, maxDDL+1))
-	} else {
-		var f *os.File
-		if f, err = os.Open(o.ddl); err == nil {
-			text, err = io.ReadAll(io.LimitReader(f, maxDDL+1))
-			f.Close()
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("--ddl: %w", err)
-	}
-	if len(text) > maxDDL {
-		return nil, fmt.Errorf("--ddl %s: larger than %d bytes: not the output of stacktune indexes", o.ddl, maxDDL)
-	}
-	cs, err := apply.ReadIndexChanges(text, schema)
-	if err != nil {
-		return nil, fmt.Errorf("--ddl %s: %w", o.ddl, err)
-	}
-	return cs, nil
-}
-
-// maxDDL bounds what --ddl reads.
-const maxDDL = 16 << 20
 
 // prepare checks the format and resolves the state directory and the
 // DSN, for apply and rollback alike.
@@ -419,63 +230,16 @@ func runApply(ctx context.Context, o applyOptions, path string, stdin io.Reader,
 		}
 		return report.ApplyTransactions(stdout, hist, state, o.format)
 	}
-	if path == "" && o.ddl == "" {
-		return errors.New("nothing to apply: give the directory of stacktune audit --emit (or its changes.json), or --ddl FILE")
-	}
-	set, err := o.readChangeSet(path, stderr)
-	if err != nil {
-		return err
-	}
-	var db *sql.DB
-	var srv mysqlvar.Server
-	if apply.NeedsDB(set) || o.ddl != "" {
-		if o.dsn == "" {
-			if o.ddl != "" {
-				return errors.New("--ddl needs --dsn: the indexes are added on that server")
-			}
-			return fmt.Errorf("%s holds MySQL settings: give --dsn, the server they are applied to and read back from", path)
-		}
-		if db, srv, err = openDB(ctx, o.dsn); err != nil {
-			return err
-		}
-		defer db.Close()
-	}
-	sv, err := o.services(ctx, db, srv, true)
-	if err != nil {
-		return err
-	}
-	if o.ddl != "" {
-		ixs, err := o.readDDL(stdin, sv.Schema)
-		if err != nil {
-			return err
-		}
-		if len(ixs) == 0 {
-			fmt.Fprintf(stderr, "stacktune: --ddl %s holds no index\n", o.ddl)
-		}
-		set.Changes = append(set.Changes, ixs...)
-	}
-	targets, notes, err := apply.FromChangeSet(set, sv)
-	for _, n := range notes {
-		fmt.Fprintln(stderr, "stacktune:", n)
-	}
-	if err != nil {
-		return err
-	}
-	if len(targets) == 0 {
-		return errors.New("nothing to apply")
-	}
-	opt := apply.Options{StateDir: state, HostWide: o.hostWide, Label: o.label, ForceDrift: o.forceDrift,
-		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }}
-	if o.dryRun {
-		plan, err := apply.DryRun(ctx, targets, opt)
-		if err != nil {
-			return err
-		}
-		return report.ApplyDryRun(stdout, plan, o.format)
-	}
-	res, err := apply.Run(ctx, targets, opt)
-	if res != nil {
-		if werr := report.ApplyResult(stdout, res, o.format, false); werr != nil && err == nil {
+	out, err := apply.Apply(ctx, apply.Request{
+		Path: path, Skip: o.skip, DDL: o.ddl, DDLInput: stdin, DSN: o.dsn, Reach: o.reach(), DryRun: o.dryRun,
+		Options: apply.Options{StateDir: state, HostWide: o.hostWide, Label: o.label, ForceDrift: o.forceDrift, Log: logTo(stderr)},
+		Note:    noteTo(stderr),
+	})
+	switch {
+	case out.Plan != nil && err == nil:
+		return report.ApplyDryRun(stdout, out.Plan, o.format)
+	case out.Result != nil:
+		if werr := report.ApplyResult(stdout, out.Result, o.format, false); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -487,44 +251,11 @@ func runRollback(ctx context.Context, o applyOptions, nginx bool, stdout, stderr
 	if err != nil {
 		return err
 	}
-	if err := checkExpectLabel(state, o.expectLabel); err != nil {
-		return err
-	}
-	var db *sql.DB
-	var srv mysqlvar.Server
-	if o.dsn != "" {
-		if db, srv, err = openDB(ctx, o.dsn); err != nil {
-			return err
-		}
-		defer db.Close()
-	}
-	o.mysqlCheck = "none" // a rollback puts back files that passed before
-	sv, err := o.services(ctx, db, srv, nginx)
-	if err != nil {
-		return err
-	}
-	targets, err := apply.RollbackTargets(state, sv)
-	if err != nil {
-		return err
-	}
-	if last, err := apply.LastApplied(state); err == nil && last != nil {
-		reached := map[string]bool{}
-		for _, t := range targets {
-			reached[t.Name()] = true
-		}
-		var manual []string
-		for _, n := range last.Targets {
-			if !reached[n] {
-				manual = append(manual, n)
-			}
-		}
-		if len(manual) > 0 {
-			fmt.Fprintf(stderr, "stacktune: undoing %s: %s not reachable with these flags (--dsn, --nginx-*, --host-wide): its files are restored, the service is not reloaded\n", last.ID, strings.Join(manual, ", "))
-		}
-	}
-	opt := apply.Options{StateDir: state, HostWide: o.hostWide,
-		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "stacktune: "+format+"\n", args...) }}
-	res, err := apply.Rollback(ctx, targets, opt)
+	res, err := apply.RollbackLast(ctx, apply.RollbackRequest{
+		DSN: o.dsn, Reach: o.reach(), Nginx: nginx, ExpectLabel: o.expectLabel,
+		Options: apply.Options{StateDir: state, HostWide: o.hostWide, Log: logTo(stderr)},
+		Note:    noteTo(stderr),
+	})
 	if res != nil {
 		if werr := report.ApplyResult(stdout, res, o.format, true); werr != nil && err == nil {
 			err = werr

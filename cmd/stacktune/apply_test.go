@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // changeDir writes a change set of changes as stacktune audit --emit
@@ -100,13 +100,16 @@ func TestApplyMySQLCLI(t *testing.T) {
 			extra []string
 			err   string
 		}{
-			// The plan reads the variable's type from the server.
-			{"not a number", myVar("max_connections", "lots"), nil, "refused, nothing was changed"},
+			// Variables stacktune does not type pass the change set's
+			// grammar as one word: the plan reads the variable's type from
+			// the server. (A typed one, max_connections=lots, is refused
+			// before: TestApplyRefusesHostileChangeFiles.)
+			{"not a number", myVar("max_user_connections", "lots"), nil, "refused, nothing was changed"},
 			// Startup options pass the plan (a restart is given) and fail
 			// the server's own check of the files, before the restart.
-			{"exit status", change(changeset.MySQLOption, "mysqld", "max_connections", "", "lots"), []string{"--mysql-restart", "false"}, "validating mysql"},
+			{"exit status", change(changeset.MySQLOption, "mysqld", "max_user_connections", "", "lots"), []string{"--mysql-restart", "false"}, "validating mysql"},
 			// mariadbd --help --verbose exits 0 here, with an [ERROR] line.
-			{"[ERROR] line", change(changeset.MySQLOption, "mysqld", "innodb_buffer_pool_size", "", "abc"), []string{"--mysql-restart", "false"}, "validating mysql"},
+			{"[ERROR] line", change(changeset.MySQLOption, "mysqld", "innodb_sort_buffer_size", "", "abc"), []string{"--mysql-restart", "false"}, "validating mysql"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				n := len(transactions(t, state))
@@ -456,8 +459,8 @@ func TestApplyCLIErrors(t *testing.T) {
 }
 
 // TestAuditApplyPHPFPMCLI: the whole way for a PHP-FPM pool on a real
-// server: audit reads the pool (--php-fpm-conf), finds the defaults seed
-// 004 changed (pm.max_requests 0, request_terminate_timeout 0), --emit
+// server: audit reads the pool (--php-fpm-conf), finds the defaults the smartphone game
+// backend changed (pm.max_requests 0, request_terminate_timeout 0), --emit
 // writes them, apply edits the pool file, checks it with php-fpm -t,
 // reloads the master (SIGUSR2, as systemd does) and reads back new
 // workers; rollback puts the file and the workers back.
@@ -494,5 +497,62 @@ func TestAuditApplyPHPFPMCLI(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p.PoolPath()); string(b) != string(old) {
 		t.Errorf("rollback did not restore the pool:\n%s", b)
+	}
+}
+
+// TestApplyRefusedSaysSo: an apply that changes nothing never says it
+// applied. Here transaction A was cut short after writing its sysctl.d
+// file (its journal still "activating", as a kill leaves it); B, whose
+// change was computed from that file, first puts A's backups back, then
+// finds the file no longer what B was computed from, and refuses.
+func TestApplyRefusedSaysSo(t *testing.T) {
+	proc := t.TempDir()
+	knob := filepath.Join(proc, "net", "core", "somaxconn")
+	os.MkdirAll(filepath.Dir(knob), 0o755)
+	os.WriteFile(knob, []byte("128\n"), 0o644)
+	etc := t.TempDir()
+	sysctlConf := filepath.Join(etc, "99-stacktune.conf")
+	state := t.TempDir()
+	flags := []string{"apply", "--host-wide", "--state", state, "--proc-sys", proc, "--sysctl-conf", sysctlConf}
+	a := changeDir(t, change(changeset.Sysctl, "/etc/sysctl.d", "net.core.somaxconn", "128", "4096"))
+	if _, errOut, err := run(t, "", append(flags, "--label", "A", a)...); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	h := transactions(t, state)
+	if len(h) != 1 {
+		t.Fatalf("transactions: %v", h)
+	}
+	idA, _ := h[0]["id"].(string)
+	journal := filepath.Join(state, idA, "journal.json")
+	b, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := strings.Replace(string(b), `"state": "applied"`, `"state": "activating"`, 1)
+	if cut == string(b) {
+		t.Fatalf("no applied state in %s:\n%s", journal, b)
+	}
+	if err := os.WriteFile(journal, []byte(cut), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	bDir := changeDir(t, change(changeset.Sysctl, "/etc/sysctl.d", "net.core.somaxconn", "128", "1024"))
+	out, errOut, err := run(t, "", append(flags, "--label", "B", bDir)...)
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("B: err %v\n%s%s", err, out, errOut)
+	}
+	if strings.Contains(out, "applied transaction") || !strings.Contains(out, "restored the half-done transaction "+idA) || !strings.Contains(out, "nothing applied") {
+		t.Errorf("B's output:\n%s", out)
+	}
+	if b, _ := os.ReadFile(knob); strings.TrimSpace(string(b)) != "128" {
+		t.Errorf("somaxconn = %q", b)
+	}
+	if _, err := os.Stat(sysctlConf); !os.IsNotExist(err) {
+		t.Errorf("%s is left: %v", sysctlConf, err)
+	}
+	for _, tr := range transactions(t, state) {
+		if tr["label"] == "B" {
+			t.Errorf("B is in the journal: %v", tr)
+		}
 	}
 }

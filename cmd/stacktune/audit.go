@@ -91,7 +91,7 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr
 	case len(args) == 1 && fleet.IsFleet(args[0]) && o.host == "":
 		return runFleetAudit(args[0], o, fleet.AuditOptions{Advise: opt}, stdout, stderr)
 	case len(args) == 1 && fleet.IsFleet(args[0]):
-		s, err = fleetHost(args[0], o.host)
+		s, err = fleet.HostSnapshot(args[0], o.host)
 	case o.role != "" || o.host != "":
 		return errors.New("--role and --host read a fleet snapshot (stacktune collect --hosts ... -o fleet.json)")
 	case len(args) == 1:
@@ -109,15 +109,5 @@ func runAudit(ctx context.Context, o auditOptions, args []string, stdout, stderr
 	if o.emit == "" {
 		return nil
 	}
-	paths, err := advise.Emit(o.emit, res)
-	if err != nil {
-		return err
-	}
-	if len(paths) == 0 {
-		fmt.Fprintf(stderr, "stacktune: no changes to write into %s\n", o.emit)
-	}
-	for _, p := range paths {
-		fmt.Fprintf(stderr, "stacktune: wrote %s\n", p)
-	}
-	return nil
+	return emitChanges(o.emit, res, stderr)
 }

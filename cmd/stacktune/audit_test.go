@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestAuditCLI audits a deliberately mistuned throwaway MariaDB, live and

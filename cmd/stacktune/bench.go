@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +29,8 @@ type benchOptions struct {
 	noHistory bool
 	seed      uint64
 	progress  string
+	appDir    string
+	fleet     fleetFlags
 }
 
 func newBenchCmd() *cobra.Command {
@@ -55,8 +56,8 @@ flight. An in-flight request is stalled when it has been out longer than the
 longest request the run completed (or when none completed); the others were
 cut by the end of the run, as every connection of a closed run has one out.
 Unsent and stalled requests count as failed in the error rate, and a run that
-leaves more than 1% of its requests unsent or stalled fails. Passwords in URLs
-are shown as user:***@.
+leaves more than 1% of its requests unsent or stalled fails. Passwords and query
+values in URLs are shown masked (user:***@, ?token=***).
 
 A scenario may call a pre_run hook before each run and its warm-up (an HTTP
 request such as POST /initialize, or a command): if it fails, the run fails with
@@ -97,32 +98,12 @@ prints the score transitions.`,
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.BenchFormats, ", "))
 	f.StringVar(&o.history, "history", "", "history database (default $STACKTUNE_HISTORY or ~/.local/share/stacktune/history.db)")
 	f.BoolVar(&o.noHistory, "no-history", false, "do not record the runs")
+	o.fleet.add(f, 5*time.Minute)
+	f.StringVar(&o.appDir, "app-dir", "", "the app's source directory: its git commit is recorded with the runs (default: the current directory's)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed for scenario choices")
 	f.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when it is a terminal), always, never")
 	cmd.AddCommand(newBenchExportCmd(), newBenchImportCmd())
 	return cmd
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// connectionsError words a refused --connections for the command line.
-func connectionsError(err error) error {
-	var ce *loadgen.ConnectionsError
-	if !errors.As(err, &ce) {
-		return err
-	}
-	if ce.NoFile == 0 {
-		return fmt.Errorf("-c %d: at most %d connections (the cap of the load generator)", ce.N, ce.Max)
-	}
-	return fmt.Errorf("-c %d: the open-files limit (RLIMIT_NOFILE %d) allows at most %d connections (one socket each, %d files kept for the rest): raise it with ulimit -n, or lower -c",
-		ce.N, ce.NoFile, ce.Max, loadgen.ReservedFiles)
 }
 
 func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io.Writer) error {
@@ -170,9 +151,28 @@ func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io
 			fmt.Fprintf(stderr, "\r\033[K%s", report.ProgressLine(run, max(o.runs, 1), p.Elapsed, total, p.Requests, p.Errors, p.RPS, p.P99, p.WarmUp))
 		}
 	}
+	// With --hosts, every host is collected over the run (its counters
+	// read at the start and the end, as `collect --hosts` does).
+	var hosts *fleetRun
+	if o.fleet.Inventory != "" {
+		var err error
+		if hosts, err = startFleetRun(ctx, o.fleet, o.load.Duration*time.Duration(max(o.runs, 1))); err != nil {
+			return err
+		}
+	}
 	sum, err := benchrun.Run(ctx, opt)
 	if show {
 		fmt.Fprint(stderr, "\r\033[K")
+	}
+	var fleetArt []history.Artefact
+	if hosts != nil {
+		fs, ferr := hosts.wait()
+		if fs == nil {
+			err = errors.Join(err, fmt.Errorf("collecting from the hosts: %w", ferr))
+		} else if a, ok := history.JSONArtefact(history.ArtefactFleet, fs); ok {
+			fleetArt = append(fleetArt, a)
+			fmt.Fprintf(stderr, "stacktune bench: %d hosts collected, %d failed\n", len(fs.Hosts), len(fs.Failed()))
+		}
 	}
 	switch {
 	case errors.As(err, new(*benchrun.BoundError)):
@@ -184,7 +184,11 @@ func runBench(ctx context.Context, o benchOptions, url string, stdout, stderr io
 		return err
 	}
 	if store != nil {
-		for _, r := range history.FromSummary(sum) {
+		meta := ledgerMeta(history.CommandBench, o.scenario, url, o.load, o.appDir)
+		runs := history.FromSummary(sum)
+		runs[len(runs)-1].Artefacts = fleetArt // the collection spans the runs: kept with the last
+		for _, r := range runs {
+			meta.Set(&r)
 			if _, herr := store.Add(ctx, &r); herr != nil {
 				return fmt.Errorf("recording the run in the history: %w", herr)
 			}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestBenchCLI drives `stacktune bench` against a real throwaway nginx and
@@ -252,6 +252,9 @@ func TestBenchUnfinishedAndLimits(t *testing.T) {
 			wantErr: []string{"3 runs × (warm-up + duration 4m0s", "exceed the 10m0s bound on the whole bench (all runs together): lower --runs, --duration, --warmup or --requests"}},
 		{name: "password in the URL is masked", args: []string{"-n", "1", "http://user:secret@127.0.0.1:1/"},
 			wantErr: []string{`"http://user:***@127.0.0.1:1/"`}, noErr: []string{"secret"}},
+		{name: "token in the query is masked", args: []string{"-n", "20", "-c", "2", "http://127.0.0.1:1/x?token=S3CRETTOKEN&page=2"},
+			wantErr: []string{"the run failed"}, noErr: []string{"S3CRETTOKEN"},
+			wantOut: []string{"# http://127.0.0.1:1/x?token=***&page=***: ", "GET /x?token=***&page=***: connect: "}},
 		{name: "password in the label is masked", args: []string{"-n", "20", "--label", "vs http://u:hunter2@x/", "--history", db, "--format", "json", ng.URL()},
 			noErr: []string{"hunter2"},
 			check: func(t *testing.T, r benchJSON) {

@@ -193,7 +193,11 @@ func runBenchImport(ctx context.Context, o benchImportOptions, stdout, stderr io
 			return err
 		}
 		defer store.Close()
+		// The other engine's load: the scenario's file, its connections
+		// unknown here.
+		meta := ledgerMeta(history.CommandBench, o.scenario, "", loadgen.Options{}, "")
 		for _, h := range history.FromSummary(sum) {
+			meta.Set(&h)
 			if _, err := store.Add(ctx, &h); err != nil {
 				return fmt.Errorf("recording the run in the history: %w", err)
 			}

@@ -10,7 +10,7 @@ import (
 func TestBenchExportImport(t *testing.T) {
 	dir := t.TempDir()
 	hist := filepath.Join(dir, "history.db")
-	sc := "../../internal/refapp/scenario.yaml"
+	sc := "../../refstack/refapp/scenario.yaml"
 	for _, f := range []string{"locust", "k6"} {
 		out := filepath.Join(dir, "script."+f)
 		_, stderr, err := run(t, "", "bench", "export", "--format", f, "--rate", "20", "-u", "10", "-d", "30s", sc, "-o", out)

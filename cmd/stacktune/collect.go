@@ -15,7 +15,6 @@ import (
 
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/dbconn"
-	"github.com/stacktune/stacktune/internal/atomicfile"
 )
 
 // collectOptions are the flags that choose what `stacktune collect` and
@@ -163,7 +162,7 @@ its reason and the others go on; the result is one fleet snapshot for audit.`,
   stacktune collect --hosts hosts.ini --limit web --nginx-conf /etc/nginx/nginx.conf -o fleet.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if fo.hosts != "" {
+			if fo.Inventory != "" {
 				return runFleetCollect(cmd.Context(), cmd, fo, out, cmd.ErrOrStderr())
 			}
 			s, err := o.snapshot(cmd.Context(), cmd.ErrOrStderr())
@@ -193,9 +192,4 @@ func writeSnapshot(w io.Writer, s *collect.Snapshot) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
-}
-
-// saveSnapshot writes atomically: never a half-written snapshot.
-func saveSnapshot(path string, s *collect.Snapshot) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return writeSnapshot(w, s) })
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/collect"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestCollectCLI collects from real throwaway servers into a snapshot file,

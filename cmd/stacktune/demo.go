@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/stacktune/stacktune/appcpu"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stacktune/stacktune/internal/atomicfile"
-	"github.com/stacktune/stacktune/internal/demo"
+	"github.com/stacktune/stacktune/refstack/demo"
 	"github.com/stacktune/stacktune/report"
 )
 
@@ -26,6 +28,8 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole loop on a reference stack: baseline, diagnosis, fixes applied one step at a time, score transitions",
+		// It changes systems: never cut short after a signal (main.go).
+		Annotations: map[string]string{noForcedExit: ""},
 		Long: `demo starts a throwaway reference stack (MariaDB with the distribution's
 defaults, memcached, a deliberately naive ISUCON5-like web app, nginx in front of
 it as a reverse proxy, all over TCP; nothing already running is touched), loads
@@ -130,13 +134,56 @@ func writeDemoReport(res *demo.LoopResult, path, format string, stderr io.Writer
 			ref = filepath.Base(svg)
 		}
 	}
+	var flames []demoFlame
+	if format == report.Markdown {
+		flames = demoFlameGraphs(res, path)
+	}
 	if err := writeReportFile(path, "demo", stderr, func(w io.Writer) error { return report.Loop(w, res, format, ref) }); err != nil {
 		return err
 	}
-	if ref == "" {
+	if ref != "" {
+		if err := atomicfile.Write(svg, 0o644, func(w io.Writer) error { _, err := w.Write(chart); return err }); err != nil {
+			return err
+		}
+	}
+	for _, f := range flames {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			return err
+		}
+		if err := atomicfile.Write(f.path, 0o644, func(w io.Writer) error { return report.FlameGraph(w, f.title, f.stacks) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// demoFlame is one endpoint's flame graph file beside the Markdown report.
+type demoFlame struct {
+	path, title string
+	stacks      []appcpu.Stack
+}
+
+// demoFlameGraphs names the flame graph of each endpoint the first
+// diagnosis's trace run profiled, in REPORT.flame/ beside the Markdown
+// report, and records each path relative to the report (its image link).
+func demoFlameGraphs(res *demo.LoopResult, path string) []demoFlame {
+	if res.First == nil || res.First.Requests == nil || res.First.Requests.Profile == nil {
 		return nil
 	}
-	return atomicfile.Write(svg, 0o644, func(w io.Writer) error { _, err := w.Write(chart); return err })
+	rep := res.First.Requests
+	rel := filepath.Base(strings.TrimSuffix(path, filepath.Ext(path))) + ".flame"
+	var out []demoFlame
+	for i := range rep.Endpoints {
+		e := &rep.Endpoints[i]
+		if e.Usage == nil || len(e.Stacks) == 0 {
+			continue
+		}
+		name := filepath.Join(rel, fmt.Sprintf("%02d-%s.svg", i+1, fileSafe(e.Endpoint)))
+		e.FlameGraph = name
+		out = append(out, demoFlame{path: filepath.Join(filepath.Dir(path), name), stacks: e.Stacks,
+			title: fmt.Sprintf("%s: app CPU %.2f ms per request (%s)", e.Endpoint, e.AppCPUMsPerRequest, rep.Profile.Sampler)})
+	}
+	return out
 }
 
 func newDemoDigestCmd() *cobra.Command {

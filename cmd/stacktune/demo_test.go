@@ -9,8 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stacktune/stacktune/appcpu"
 	"github.com/stacktune/stacktune/apply"
+	"github.com/stacktune/stacktune/diagnose"
 	"github.com/stacktune/stacktune/history"
+	"github.com/stacktune/stacktune/reqtrace"
 	"github.com/stacktune/stacktune/tune"
 )
 
@@ -52,10 +55,27 @@ func TestDemoLoop(t *testing.T) {
 			ApplyID    string   `json:"apply_id"`
 			RolledBack string   `json:"rolled_back"`
 		} `json:"steps"`
-		NotApplied []struct{ ID, Reason string } `json:"not_applied"`
+		NotApplied []struct {
+			ID     string `json:"id"`
+			Reason string `json:"reason"`
+			Fix    *struct {
+				Kind     string `json:"kind"`
+				Endpoint string `json:"endpoint"`
+				Prove    string `json:"prove"`
+				Rewrite  *struct {
+					Query string `json:"query"`
+					Check string `json:"check"`
+				} `json:"rewrite"`
+			} `json:"fix"`
+		} `json:"not_applied"`
 		NoiseFloor *struct {
 			Verdict string `json:"verdict"`
 		} `json:"noise_floor"`
+		Noise *struct {
+			Tries []struct {
+				Runs int `json:"runs"`
+			} `json:"tries"`
+		} `json:"noise"`
 		Restart *struct {
 			Restarted []string          `json:"restarted"`
 			Held      []string          `json:"held"`
@@ -68,7 +88,7 @@ func TestDemoLoop(t *testing.T) {
 	byLabel := map[string]int{}
 	for i, s := range res.Steps {
 		byLabel[s.Label] = i
-		if s.Skipped != "" && !strings.HasPrefix(s.Skipped, "nothing to apply") {
+		if s.Skipped != "" && s.Skipped != "nothing_to_apply" {
 			t.Errorf("step %s: %s", s.Label, s.Skipped)
 		}
 		if s.Skipped == "" && i > 0 && (len(s.Scores) != 4 || len(s.Before) != 4 || s.Decision == nil || s.XBaseline <= 0) {
@@ -151,7 +171,7 @@ func TestDemoLoop(t *testing.T) {
 		if res.Steps[i].RolledBack != "" {
 			want = "rolled-back"
 		}
-		if tx.State != want {
+		if string(tx.State) != want {
 			t.Errorf("the last transaction of %s (%s) is %s, want %s", tx.Label, tx.ID, tx.State, want)
 		}
 	}
@@ -175,9 +195,18 @@ func TestDemoLoop(t *testing.T) {
 	for _, r := range runs {
 		labels[r.Label]++
 	}
-	for _, s := range res.Steps {
-		if s.Skipped == "" && (labels[s.Label] != len(s.Scores) || labels[s.Label+" (before)"] != len(s.Before)) {
-			t.Errorf("history has %d runs labelled %q and %d before it; the step has %d and %d", labels[s.Label], s.Label, labels[s.Label+" (before)"], len(s.Scores), len(s.Before))
+	for i, s := range res.Steps {
+		want := len(s.Scores)
+		if i == 0 && res.Noise != nil {
+			// A noise floor wider than the limit is measured again: the
+			// baseline's runs are every try's, its scores the last's.
+			want = 0
+			for _, try := range res.Noise.Tries {
+				want += try.Runs
+			}
+		}
+		if s.Skipped == "" && (labels[s.Label] != want || labels[s.Label+" (before)"] != len(s.Before)) {
+			t.Errorf("history has %d runs labelled %q and %d before it; the step has %d and %d", labels[s.Label], s.Label, labels[s.Label+" (before)"], want, len(s.Before))
 		}
 	}
 
@@ -185,7 +214,69 @@ func TestDemoLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"score transitions", "<svg", "<td>baseline</td>", "Not applied", "Noise floor", "Restart check", "Decision: "} {
+	// The first diagnosis's trace run profiled the app in this process:
+	// the home page (its N+1 loop) has app CPU, DB time and a top
+	// function of the app's own code, and the report shows the table and
+	// an inline flame graph.
+	var prof struct {
+		First struct {
+			Requests struct {
+				Profile *struct {
+					Sampler string           `json:"sampler"`
+					Skipped map[string]int64 `json:"skipped"`
+				} `json:"profile"`
+				Endpoints []struct {
+					Endpoint     string  `json:"endpoint"`
+					AppCPU       float64 `json:"app_cpu_ms_per_request"`
+					DB           float64 `json:"db_ms_per_request"`
+					TopFunctions []struct {
+						Name string `json:"name"`
+					} `json:"top_functions"`
+				} `json:"endpoints"`
+			} `json:"requests"`
+		} `json:"first_diagnosis"`
+	}
+	if err := json.Unmarshal([]byte(out), &prof); err != nil {
+		t.Fatal(err)
+	}
+	if p := prof.First.Requests.Profile; p == nil || p.Sampler != "pprof" || p.Skipped[string(appcpu.SkippedUnlabelled.Code())] == 0 {
+		t.Errorf("the trace run's profile: %+v", p)
+	}
+	// What is left to the user comes with its fix: the N+1 patterns the
+	// app has no switch for, their one query checked on the server, and
+	// the ab line with the demo's scenario.
+	fixes := 0
+	for _, f := range res.NotApplied {
+		if f.Fix == nil {
+			continue
+		}
+		fixes++
+		if f.Fix.Endpoint == "" || !strings.Contains(f.Fix.Prove, "stacktune ab --a '<") || !strings.Contains(f.Fix.Prove, "--scenario "+filepath.Join(work, "scenario.yaml")) {
+			t.Errorf("fix of %s: %+v", f.ID, f.Fix)
+		}
+		if f.Fix.Kind == "n_plus_one" && (f.Fix.Rewrite == nil || f.Fix.Rewrite.Check == "different_rows") {
+			t.Errorf("the one query of %s: %+v", f.ID, f.Fix.Rewrite)
+		} else if f.Fix.Rewrite != nil {
+			t.Logf("%s in %s: %s (%s)", f.ID, f.Fix.Endpoint, f.Fix.Rewrite.Query, f.Fix.Rewrite.Check)
+		}
+	}
+	if fixes == 0 {
+		t.Errorf("nothing left to the user has a fix: %+v", res.NotApplied)
+	}
+	home := false
+	for _, e := range prof.First.Requests.Endpoints {
+		if e.Endpoint != "GET /" {
+			continue
+		}
+		home = true
+		if e.AppCPU <= 0 || e.DB <= 0 || len(e.TopFunctions) == 0 {
+			t.Errorf("home page: app CPU %.2f ms, DB %.2f ms, top functions %v", e.AppCPU, e.DB, e.TopFunctions)
+		}
+	}
+	if !home {
+		t.Errorf("no home page in the trace run: %+v", prof.First.Requests.Endpoints)
+	}
+	for _, want := range []string{"score transitions", "<svg", "<td>baseline</td>", "Not applied", "Noise floor", "Restart check", "Decision: ", `id="app-cpu"`, "app CPU ms"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -217,6 +308,12 @@ func TestDemoFlags(t *testing.T) {
 func TestWriteDemoReport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "dir")
 	res := &tune.Result{Runs: []history.Run{{Label: "baseline", Score: 85, Passed: true}, {Label: "indexes", Score: 1643, Passed: true}}}
+	// The first diagnosis's trace run profiled the app: its flame graph
+	// goes beside the report.
+	res.First = &diagnose.Result{Requests: &reqtrace.Report{Profile: &appcpu.Profile{Sampler: "pprof", Symbols: appcpu.SymbolsGo},
+		Endpoints: []reqtrace.Endpoint{{Endpoint: "GET /", Usage: &appcpu.Usage{Endpoint: "GET /", ProfiledRequests: 3, AppCPUMsPerRequest: 12,
+			TopFunctions: []appcpu.Function{{Name: "refapp.(*Server).index", Share: 0.6, TotalShare: 0.9}},
+			Stacks:       []appcpu.Stack{{Frames: []string{"net/http.(*conn).serve", "refapp.(*Server).index"}, Ms: 36}}}}}}}
 	var stderr strings.Builder
 	if err := writeDemoReport(res, filepath.Join(dir, "demo.md"), "markdown", &stderr); err != nil {
 		t.Fatal(err)
@@ -227,6 +324,12 @@ func TestWriteDemoReport(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "demo.svg") {
 		t.Errorf("the report does not name its chart:\n%s", md)
+	}
+	if !strings.Contains(string(md), "](demo.flame/01-GET.svg)") || !strings.Contains(string(md), "refapp.(\\*Server).index") {
+		t.Errorf("the report does not show the app's CPU and its flame graph:\n%s", md)
+	}
+	if svg, err := os.ReadFile(filepath.Join(dir, "demo.flame", "01-GET.svg")); err != nil || !strings.Contains(string(svg), "refapp.(*Server).index") {
+		t.Errorf("flame graph: %v", err)
 	}
 	if svg, err := os.ReadFile(filepath.Join(dir, "demo.svg")); err != nil || !strings.Contains(string(svg), "<svg") {
 		t.Errorf("chart: %v", err)

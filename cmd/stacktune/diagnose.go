@@ -14,6 +14,7 @@ import (
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/collect"
 	"github.com/stacktune/stacktune/diagnose"
+	"github.com/stacktune/stacktune/history"
 	"github.com/stacktune/stacktune/loadgen"
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/report"
@@ -23,6 +24,7 @@ import (
 // diagnoseOptions are the flags of `stacktune diagnose`.
 type diagnoseOptions struct {
 	collect    collectOptions
+	profile    profileFlags // diagnose only (the trace run)
 	load       loadgen.Options
 	scenario   string
 	baseURL    string
@@ -48,6 +50,13 @@ type diagnoseOptions struct {
 	snapshot string
 	// the per-request view
 	requests diagnose.RequestOptions
+	// restarting the server with performance_schema on for the trace
+	// run (diagnose's own flags; tune has apply's)
+	apply applyOptions
+	// the ledger
+	label, history string
+	noHistory      bool
+	appDir         string
 }
 
 // diagnoseDefaultDuration is the run's duration without --duration:
@@ -74,7 +83,8 @@ stack, and observes every layer while it runs:
               after the change and before the run (e.g. 'systemctl restart app'),
               then the check is made again;
   requests    the access log's lines of the run's window (--access-log, format
-              detected, or the access logs of --nginx-conf with their log_format);
+              detected or --http-log-format, or the access logs of --nginx-conf
+              with their log_format);
   settings    a snapshot (as stacktune collect: MySQL, Linux, nginx, memcached, Redis)
               taken during the run, audited as stacktune audit does;
   indexes     index advice for the top classes, proven on a throwaway copy;
@@ -90,8 +100,10 @@ which endpoints the top classes likely belong to (an estimate from the two logs'
 per-second counts, said so, with how it is made), the N+1 patterns with their
 endpoint, the proven indexes with their evidence, and the audit's findings.
 Everything is read-only except the slow-log variables it restores; nothing is
-applied (see stacktune apply). The run has the same bounds as stacktune bench and is
-not recorded in the history (the capture slows the server down).`,
+applied (see stacktune apply). The run has the same bounds as stacktune bench. It is
+recorded in the history's ledger with what it saw (digest, access-log profile,
+per-request SQL, snapshot, audit) for stacktune serve, but stays out of the score
+transitions (the capture slows the server down).`,
 		Example: `  stacktune diagnose --dsn 'root@unix(/run/mysqld/mysqld.sock)/app' --nginx-conf /etc/nginx/nginx.conf \
       --scenario isucon.yaml -d 60s -c 20 --app-restart 'systemctl restart app'
   stacktune diagnose --dsn-env DSN --access-log /var/log/nginx/access.log -c 10 http://127.0.0.1/
@@ -110,6 +122,14 @@ not recorded in the history (the capture slows the server down).`,
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.DiagnoseFormats, ", "))
 	f.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of standard output")
 	f.StringVar(&o.snapshot, "snapshot", "", "also save the snapshot taken during the run (JSON, for stacktune audit)")
+	f.StringVar(&o.label, "label", "", "label of the run in the history's ledger")
+	f.StringVar(&o.history, "history", "", "history database (default $STACKTUNE_HISTORY or ~/.local/share/stacktune/history.db)")
+	f.BoolVar(&o.noHistory, "no-history", false, "do not record the run")
+	f.StringVar(&o.appDir, "app-dir", "", "the app's source directory: its git commit is recorded with the run (default: the current directory's)")
+	f.StringVar(&o.apply.mysqlRestart, "mysql-restart", "", "command restarting the server: with it, a server whose performance_schema is off is restarted with it on for the trace run only (a my.cnf drop-in through stacktune apply's transaction) and restarted again with it off after")
+	f.StringVar(&o.apply.state, "state", "", "apply's journal directory for that restart (default as stacktune apply's)")
+	addDropInFlags(f, &o.apply)
+	o.profile.add(f)
 	return cmd
 }
 
@@ -140,7 +160,7 @@ func (o *diagnoseOptions) flags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.fixed, "fix", nil, "audit: a setting that must not change, NAME=VALUE (repeatable)")
 	f.BoolVar(&o.dedicatedDB, "dedicated-db", false, "audit: the host runs the database alone")
 	f.StringVar(&o.reserve, "memory-reserve", "", "audit: RAM to keep for the OS and other services, e.g. 2GiB")
-	f.StringVar(&o.requests.Trace, "trace", "", "after the run, a trace run to tie each statement to its request: proxy (stacktune's MySQL proxy on --trace-listen) or pfs (performance_schema's statement history)")
+	f.StringVar(&o.requests.Trace, "trace", diagnose.TraceAuto, "how each statement is tied to its request: auto (the statements' tags; else a trace run reading performance_schema's history when it is on, or after restarting the server with it on when --mysql-restart is given, and back after; else the per-second estimate, said so), proxy (stacktune's MySQL proxy on --trace-listen), pfs (performance_schema's history), none (the estimate)")
 	f.StringVar(&o.requests.ProxyListen, "trace-listen", "", "with --trace proxy: where the proxy listens for the whole diagnosis (host:port or unix:/path); point the app's DSN there (--app-restart makes it reconnect), and back at the server after")
 	f.IntVar(&o.requests.TraceConnections, "trace-connections", 1, "the trace run's requests in flight at once")
 	f.DurationVar(&o.requests.TraceDuration, "trace-duration", diagnose.DefaultTraceDuration, "the trace run's duration")
@@ -210,6 +230,9 @@ func diagnoseOpts(cmd *cobra.Command, o diagnoseOptions, url string, stderr io.W
 		Progress: func(line string) { fmt.Fprintln(stderr, "stacktune diagnose:", report.Clean(line)) },
 	}
 	opt.Requests = o.requests
+	if opt.Requests.Trace == "none" {
+		opt.Requests.Trace = ""
+	}
 	if opt.Requests.Trace == diagnose.TraceProxy && opt.Requests.ProxyListen == "" {
 		return opt, errors.New("--trace proxy needs --trace-listen: where the proxy listens for the app (its DSN points there)")
 	}
@@ -225,7 +248,8 @@ func diagnoseOpts(cmd *cobra.Command, o diagnoseOptions, url string, stderr io.W
 		opt.AppRestartName = c.cmd
 		break
 	}
-	return opt, nil
+	// The files first: tune opens the server before it runs diagnose.
+	return opt, opt.CheckFiles()
 }
 
 func runDiagnose(ctx context.Context, cmd *cobra.Command, o diagnoseOptions, url string, stdout, stderr io.Writer) error {
@@ -234,6 +258,30 @@ func runDiagnose(ctx context.Context, cmd *cobra.Command, o diagnoseOptions, url
 	}
 	opt, err := diagnoseOpts(cmd, o, url, stderr)
 	if err != nil {
+		return err
+	}
+	if o.apply.mysqlRestart != "" && o.apply.mysqlRestart != "none" {
+		// The trace run may restart the server with performance_schema
+		// on: apply's transaction, with the drop-in where the server
+		// reads it and checked by its own binary.
+		db, srv, err := openDB(ctx, opt.DSN)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		o.apply.conn = o.collect.conn
+		sv, err := o.apply.services(ctx, opt.DSN, db, srv, false, stderr)
+		if err != nil {
+			return err
+		}
+		state, err := o.apply.stateDir()
+		if err != nil {
+			return err
+		}
+		opt.Requests.PFSRestart = &diagnose.PFSRestart{Services: sv, StateDir: state}
+	}
+	say := func(l string) { fmt.Fprintln(stderr, "stacktune diagnose:", report.Clean(l)) }
+	if opt.Requests.Sampler, err = o.profile.sampler(url, o.scenario, o.baseURL, say); err != nil {
 		return err
 	}
 	res, err := diagnose.Run(ctx, opt)
@@ -252,10 +300,26 @@ func runDiagnose(ctx context.Context, cmd *cobra.Command, o diagnoseOptions, url
 		}
 		fmt.Fprintf(stderr, "stacktune diagnose: snapshot written to %s\n", o.snapshot)
 	}
+	if !o.noHistory {
+		if run := res.LedgerRun(o.label); run != nil {
+			ledgerMeta(history.CommandDiagnose, opt.Bench.Scenario, opt.Bench.URL, opt.Bench.Load, o.appDir).Set(run)
+			store, herr := openHistory(o.history)
+			if herr == nil {
+				_, herr = store.Add(context.WithoutCancel(ctx), run)
+				store.Close()
+			}
+			if herr != nil {
+				err = errors.Join(err, fmt.Errorf("recording the run in the history: %w", herr))
+			}
+		}
+	}
 	if err != nil {
 		// A run that stopped: say what the capture left, not a report
 		// of a run that did not happen.
 		fmt.Fprintln(stderr, "stacktune diagnose:", report.Clean(captureOutcome(res)))
+		return err
+	}
+	if err := o.profile.writeFlameGraphs(res.Requests, o.output, stderr); err != nil {
 		return err
 	}
 	render := func(w io.Writer) error { return report.Diagnose(w, res, o.format) }

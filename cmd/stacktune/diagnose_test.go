@@ -18,9 +18,9 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/stacktune/stacktune/diagnose"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
 	"github.com/stacktune/stacktune/report"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // runDiagnoseCmd runs `stacktune diagnose ARGS` on ctx.
@@ -287,6 +287,8 @@ func TestDiagnoseFlags(t *testing.T) {
 		{"slow log with pfs", "--slow-log", []string{"--dsn", "root@unix(/x)/", "--source", "pfs", "--slow-log", "/x", "http://127.0.0.1/"}},
 		{"trace proxy without listen", "--trace-listen", []string{"--dsn", "root@unix(/x)/", "--trace", "proxy", "http://127.0.0.1/"}},
 		{"unknown trace", "unknown trace run", []string{"--dsn", "root@unix(/x)/", "--trace", "general", "http://127.0.0.1/"}},
+		{"pprof without profile", "go with --profile", []string{"--dsn", "root@unix(/x)/", "--pprof", "http://127.0.0.1:6060/debug/pprof/profile", "http://127.0.0.1/"}},
+		{"profile of no app", "no process on this host listens", []string{"--dsn", "root@unix(/x)/", "--profile", "http://127.0.0.1:1/"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -91,18 +90,6 @@ func runDigest(ctx context.Context, o digestOptions, stdin io.Reader, stdout, st
 		}
 	}
 	return err
-}
-
-// render writes a report and, in formats other than text (whose report
-// says it), how many records were skipped and why, on stderr.
-func render(stderr io.Writer, format, what string, skipped int64, reasons any, write func() error) error {
-	if err := write(); err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	if skipped > 0 && format != report.Text {
-		fmt.Fprintf(stderr, "stacktune: skipped %d %s: %v\n", skipped, what, reasons)
-	}
-	return nil
 }
 
 func digestFiles(ctx context.Context, o digestOptions, ropt digest.ReportOptions, stdin io.Reader) (*digest.Report, error) {

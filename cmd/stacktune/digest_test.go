@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // run executes the CLI with args and stdin, returning stdout, stderr and

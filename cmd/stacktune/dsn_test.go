@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/collect"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestDSNSources connects a real MariaDB user that has a password

@@ -10,13 +10,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stacktune/stacktune/accesslog"
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/dbconn"
 	"github.com/stacktune/stacktune/diagnose"
 	"github.com/stacktune/stacktune/httpprof"
+	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/loadgen"
+	"github.com/stacktune/stacktune/mysqlproxy"
 	"github.com/stacktune/stacktune/report"
 	"github.com/stacktune/stacktune/reqtrace"
+	"github.com/stacktune/stacktune/scenario"
 )
 
 // endpointsOptions are the flags of `stacktune endpoints`.
@@ -36,6 +40,9 @@ type endpointsOptions struct {
 	dropLast   int
 	format     string
 	output     string
+	profile    profileFlags
+	// accessLogFormat is the access logs' format ("auto": detected).
+	accessLogFormat string
 }
 
 func newEndpointsCmd() *cobra.Command {
@@ -87,6 +94,7 @@ and "id=?", a trailing tag): each class lists the digest IDs it holds.`,
 	o.conn.add(f, "the server (--trace, --pfs-tags)")
 	f.StringArrayVar(&o.slowLogs, "slow-log", nil, "slow log to read the tags of (repeatable; - for standard input)")
 	f.StringArrayVar(&o.accessLogs, "access-log", nil, "with --slow-log: the access log of the same window, for the endpoints' request times (repeatable)")
+	f.StringVar(&o.accessLogFormat, "access-log-format", "auto", "the access logs' format: auto (detected from their lines), "+accesslog.NameList())
 	f.StringVar(&o.trace, "trace", "", "a trace run: proxy (stacktune's MySQL proxy on --listen) or pfs (performance_schema's statement history)")
 	f.StringVar(&o.listen, "listen", "", "with --trace proxy: where the proxy listens for the app (host:port or unix:/path); the app's DSN points there")
 	f.BoolVar(&o.pfsTags, "pfs-tags", false, "run the bench and read the statements' tags from performance_schema's history")
@@ -103,6 +111,8 @@ and "id=?", a trailing tag): each class lists the digest IDs it holds.`,
 	f.IntVar(&o.dropLast, "drop-last", 0, "with --slow-log: leave out the last N requests of the log (those a run's end cut: give its connections)")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.RequestsFormats, ", "))
 	f.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of standard output")
+	o.profile.add(f)
+	cmd.AddCommand(newEndpointsDiffCmd())
 	return cmd
 }
 
@@ -126,6 +136,9 @@ func runEndpoints(ctx context.Context, o endpointsOptions, url string, stdin io.
 	ropt := reqtrace.Options{NPlusOne: o.nPlusOne, DropLast: o.dropLast}
 	var rep *reqtrace.Report
 	var err error
+	if o.profile.on && o.trace == "" {
+		return errors.New("--profile samples the app during a trace run: give --trace proxy or pfs")
+	}
 	if len(o.slowLogs) > 0 {
 		if url != "" || o.scenario != "" || o.listen != "" || o.appRestart != "" || o.conn.asked() {
 			return errors.New("--slow-log reads logs: it takes no URL, scenario, server or proxy")
@@ -136,6 +149,9 @@ func runEndpoints(ctx context.Context, o endpointsOptions, url string, stdin io.
 	}
 	if rep == nil {
 		return err
+	}
+	if ferr := o.profile.writeFlameGraphs(rep, o.output, stderr); ferr != nil {
+		err = errors.Join(err, ferr)
 	}
 	render := func(w io.Writer) error { return report.Requests(w, rep, o.format) }
 	if o.output == "" || o.output == "-" {
@@ -148,15 +164,25 @@ func runEndpoints(ctx context.Context, o endpointsOptions, url string, stdin io.
 // access logs' request times.
 func endpointsFromLogs(ctx context.Context, o endpointsOptions, ropt reqtrace.Options, stdin io.Reader) (*reqtrace.Report, error) {
 	if len(o.accessLogs) > 0 {
-		var ho httpOptions
-		ho.logFormat = "auto"
-		h, err := profile(ctx, ho, httpprof.Options{}, o.accessLogs, stdin, httpprof.ReportOptions{Sort: "total"})
+		var p accesslog.Parser
+		if o.accessLogFormat != "auto" && o.accessLogFormat != "" {
+			f, ok := accesslog.Lookup(o.accessLogFormat)
+			if !ok {
+				return nil, fmt.Errorf("unknown --access-log-format %q: use auto, %s", o.accessLogFormat, accesslog.NameList())
+			}
+			var err error
+			if p, err = f.New(); err != nil {
+				return nil, err
+			}
+		}
+		files := httpprof.Files{Stdin: stdin, Parser: p, NameTheFormat: "name its format with --access-log-format (" + accesslog.NameList() + ")"}
+		h, err := files.Profile(ctx, o.accessLogs, httpprof.Options{}, httpprof.ReportOptions{Sort: "total"})
 		if err != nil {
 			return nil, fmt.Errorf("the access log: %w", err)
 		}
 		ropt.RequestTimes = reqtrace.RequestTimesOf(h)
 	}
-	inputs, _, closeAll, err := openLogs(o.slowLogs, stdin)
+	inputs, closeAll, err := input.OpenAll(o.slowLogs, stdin)
 	if err != nil {
 		return nil, err
 	}
@@ -178,11 +204,22 @@ func endpointsRun(ctx context.Context, o endpointsOptions, url string, ropt reqt
 	case !o.conn.asked():
 		return nil, errors.New("--dsn (or --dsn-env, or --defaults-file) is required: the statements are recorded on the server's side")
 	}
+	if o.scenario != "" {
+		// Checked before the server is asked anything: a bad file fails
+		// first.
+		if _, err := scenario.Load(o.scenario); err != nil {
+			return nil, err
+		}
+	}
 	dsn, err := o.conn.resolve(stderr)
 	if err != nil {
 		return nil, err
 	}
 	b := benchrun.Options{URL: url, Scenario: o.scenario, BaseURL: o.baseURL, Load: o.load, Seed: o.seed, Label: "endpoints"}
+	sampler, err := o.profile.sampler(url, o.scenario, o.baseURL, say)
+	if err != nil {
+		return nil, err
+	}
 	if err := loadgen.CheckConnections(max(b.Load.Connections, 1)); err != nil {
 		return nil, connectionsError(err)
 	}
@@ -213,7 +250,18 @@ func endpointsRun(ctx context.Context, o endpointsOptions, url string, ropt reqt
 		if o.listen == "" {
 			return nil, errors.New("--trace proxy needs --listen: where the proxy listens for the app (its DSN points there)")
 		}
-		topt := reqtrace.TraceOptions{Bench: b, Options: ropt, ProxyListen: o.listen, DSN: dsn, Progress: say}
+		topt := reqtrace.TraceOptions{Bench: b, Options: ropt, ProxyListen: o.listen, DSN: dsn, Sampler: sampler, Progress: say}
+		// The proxy's connections leave the server's other clients room:
+		// sized from what the server has free when the DSN can ask it,
+		// else the proxy's default.
+		if db, err := open(); err != nil {
+			say(fmt.Sprintf("the proxy keeps to its default of %d connections to the server: %v", mysqlproxy.DefaultMaxConns, err))
+		} else {
+			if topt.ProxyMaxConns, err = mysqlproxy.MaxConnsFor(ctx, db); err != nil {
+				say(fmt.Sprintf("the proxy keeps to its default of %d connections to the server: %v", mysqlproxy.DefaultMaxConns, err))
+			}
+			db.Close()
+		}
 		if o.appRestart != "" {
 			if topt.AppRestart, err = diagnose.Command(o.appRestart); err != nil {
 				return nil, fmt.Errorf("--app-restart: %w", err)
@@ -230,7 +278,7 @@ func endpointsRun(ctx context.Context, o endpointsOptions, url string, ropt reqt
 			return nil, err
 		}
 		defer db.Close()
-		rep, _, err := reqtrace.Trace(ctx, reqtrace.TraceOptions{Bench: b, Options: ropt, PFS: db, Progress: say})
+		rep, _, err := reqtrace.Trace(ctx, reqtrace.TraceOptions{Bench: b, Options: ropt, PFS: db, Sampler: sampler, Progress: say})
 		return rep, err
 	}
 	return nil, fmt.Errorf("--trace %q: use proxy or pfs", o.trace)

@@ -9,14 +9,17 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/changeset"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 // TestMain lets this test binary be the stacktune that `collect --hosts`
 // and `apply --hosts` copy to the lab's hosts: run there as `stacktune
 // collect ...`, it is the real command.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(hostileLaunchEnv); spec != "" {
+		os.Exit(hostileLaunch(spec))
+	}
 	if len(os.Args) > 1 && (os.Args[1] == "collect" || os.Args[1] == "apply" || os.Args[1] == "rollback") {
 		root := newRootCmd(os.Stdin, os.Stdout, os.Stderr)
 		root.SetArgs(os.Args[1:])
@@ -26,7 +29,20 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// The tests' runs never touch the user's history: a build of
+	// another branch may have left a newer schema there.
+	hist, err := os.MkdirTemp("", "stacktune-history-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("STACKTUNE_HISTORY", filepath.Join(hist, "history.db"))
+	code := m.Run()
+	os.RemoveAll(hist)
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 // TestFleetCollectAudit is README's fleet example: `collect --hosts` over
@@ -54,9 +70,9 @@ func TestFleetCollectAudit(t *testing.T) {
 	}
 	for _, want := range []string{
 		"fleet audit: 8 hosts, 6 answered, 2 failed",
-		"web3                 linux TIME_WAIT sockets = 200 (role: 100; 200 is 2.0× the role's median 100)",
-		`web2                 linux net.ipv4.ip_local_port_range = 40000 60999 (role: 32768 60999; 4 of 5 hosts have "32768 60999")`,
-		`web4                 nginx gzip = on (role: off; 4 of 5 hosts have "off")`,
+		"web3  linux TIME_WAIT sockets = 200 (role: 100; 200 is 2.0× the role's median 100)",
+		`web2  linux net.ipv4.ip_local_port_range = 40000 60999 (role: 32768 60999; 4 of 5 hosts have "32768 60999")`,
+		`web4  nginx gzip = on (role: off; 4 of 5 hosts have "off")`,
 		"(nginx-gzip, nginx)  4/5 hosts",
 		"(nginx-upstream-keepalive, nginx)  5/5 hosts",
 		"host-key: the host key of",
@@ -123,8 +139,8 @@ func TestFleetApplyRollsBack(t *testing.T) {
 		t.Fatalf("err %v\n%s\n%s", err, stdout, stderr)
 	}
 	t.Log(stdout)
-	for _, want := range []string{"stopped at web2", "canary 1:", "web1             web      rolled-back", "web2             web      failed",
-		"advised from 32768 60999, running 40000 60999", "web3             web      rolled-back", "web4             web      rolled-back", "not started:", "web5             web      not-started"} {
+	for _, want := range []string{"stopped at web2", "canary 1:", "web1  web  rolled-back", "web2  web  failed",
+		"advised from 32768 60999, running 40000 60999", "web3  web  rolled-back", "web4  web  rolled-back", "not started:", "web5  web  not-started"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stacktune/stacktune/accesslog"
 	"github.com/stacktune/stacktune/httpprof"
-	"github.com/stacktune/stacktune/input"
 	"github.com/stacktune/stacktune/report"
 )
 
@@ -38,8 +33,8 @@ type httpOptions struct {
 
 func (o *httpOptions) flags(cmd *cobra.Command, withTable bool) {
 	f := cmd.Flags()
-	f.StringVar(&o.logFormat, "log-format", "auto", "log format: auto, combined, common, ltsv, json, apache-common, apache-combined, "+
-		"apache-combined-d, or with --nginx-conf the name of a log_format in that config")
+	f.StringVar(&o.logFormat, "log-format", "auto", "log format: auto (detected from the lines), "+accesslog.NameList()+
+		", or with --nginx-conf the name of a log_format in that config")
 	f.StringVar(&o.nginxConf, "nginx-conf", "", "nginx config file to read --log-format NAME from (includes are followed)")
 	f.StringVar(&o.nginxFormat, "nginx-format", "", "an nginx log_format string, given inline")
 	f.StringVar(&o.apacheFormat, "apache-format", "", "an Apache LogFormat string, given inline")
@@ -94,19 +89,6 @@ access logs or profiles saved with "stacktune http --format json".`,
 	return cmd
 }
 
-// parseTimeFlag reads --since/--until.
-func parseTimeFlag(name, v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, v, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("--%s %q: use RFC 3339 (2024-05-01T10:00:00Z) or 2024-05-01 10:00:00", name, v)
-}
-
 func (o *httpOptions) profileOptions() (httpprof.Options, error) {
 	groups, err := httpprof.CompileGroups(o.groups)
 	if err != nil {
@@ -126,9 +108,9 @@ func (o *httpOptions) profileOptions() (httpprof.Options, error) {
 	return httpprof.Options{GroupThreshold: o.threshold, Groups: groups, QueryKeys: o.queryKeys, Since: since, Until: until, Slowest: o.slowest}, nil
 }
 
-// parser picks the log parser from the flags, or from the first lines of
-// the first input when the format is "auto".
-func (o *httpOptions) parser(sample []byte) (accesslog.Parser, error) {
+// parser picks the log parser from the flags; nil when the format is
+// "auto", detected from the lines as they are read.
+func (o *httpOptions) parser() (accesslog.Parser, error) {
 	switch {
 	case o.nginxFormat != "":
 		return accesslog.NewNginx("inline", o.nginxFormat)
@@ -143,95 +125,36 @@ func (o *httpOptions) parser(sample []byte) (accesslog.Parser, error) {
 			return nil, err
 		}
 		return accesslog.NewNginx(o.logFormat, f)
+	case o.logFormat == "auto" || o.logFormat == "":
+		return nil, nil
 	}
-	switch o.logFormat {
-	case "combined":
-		return accesslog.NewNginx("combined", accesslog.Combined)
-	case "common":
-		return accesslog.NewNginx("common", accesslog.Common)
-	case "ltsv":
-		return accesslog.NewLTSV(), nil
-	case "json":
-		return accesslog.NewJSON(), nil
-	case "apache-common":
-		return accesslog.NewApache(accesslog.ApacheCommon)
-	case "apache-combined":
-		return accesslog.NewApache(accesslog.ApacheCombined)
-	case "apache-combined-d":
-		return accesslog.NewApache(accesslog.ApacheCombinedD)
-	case "auto", "":
-		var lines [][]byte
-		for _, l := range bytes.SplitN(sample, []byte("\n"), 21) {
-			if len(bytes.TrimSpace(l)) > 0 {
-				lines = append(lines, l)
-			}
-		}
-		if len(lines) > 20 {
-			lines = lines[:20] // the 21st piece may be cut
-		}
-		return accesslog.Detect(lines)
+	f, ok := accesslog.Lookup(o.logFormat)
+	if !ok {
+		return nil, fmt.Errorf("unknown --log-format %q (without --nginx-conf): use auto, %s", o.logFormat, accesslog.NameList())
 	}
-	return nil, fmt.Errorf("unknown --log-format %q (without --nginx-conf): use auto, combined, common, ltsv, json, apache-common, apache-combined or apache-combined-d", o.logFormat)
+	return f.New()
 }
 
-// openLogs opens the paths and peeks at the first one for format
-// detection.
-func openLogs(paths []string, stdin io.Reader) ([]input.Input, []byte, func(), error) {
-	var inputs []input.Input
-	var closers []io.Closer
-	closeAll := func() {
-		for _, c := range closers {
-			c.Close()
-		}
+// nameTheFormat is what a log whose format was not detected needs.
+var nameTheFormat = "name its format with --log-format (" + accesslog.NameList() +
+	"), --nginx-conf FILE --log-format NAME (a log_format of that config), --nginx-format 'LOG_FORMAT' or --apache-format 'LOGFORMAT'"
+
+// files is how the flags read logs.
+func (o *httpOptions) files(stdin io.Reader) (httpprof.Files, error) {
+	p, err := o.parser()
+	if err != nil {
+		return httpprof.Files{}, err
 	}
-	stdinUsed := false
-	var sample []byte
-	for i, path := range paths {
-		if path == "-" {
-			if stdinUsed {
-				closeAll()
-				return nil, nil, nil, errors.New(`standard input ("-") given twice`)
-			}
-			stdinUsed = true
-		}
-		in, c, err := input.Open(path, stdin)
-		if err != nil {
-			closeAll()
-			return nil, nil, nil, err
-		}
-		closers = append(closers, c)
-		if i == 0 {
-			br := bufio.NewReaderSize(in.R, 64<<10)
-			sample, _ = br.Peek(64 << 10)
-			sample = bytes.Clone(sample)
-			in.R = br
-		}
-		inputs = append(inputs, in)
-	}
-	return inputs, sample, closeAll, nil
+	return httpprof.Files{Stdin: stdin, Parser: p, Workers: o.workers, NameTheFormat: nameTheFormat}, nil
 }
 
 // profile reads logs into a report.
 func profile(ctx context.Context, o httpOptions, popt httpprof.Options, paths []string, stdin io.Reader, ropt httpprof.ReportOptions) (*httpprof.Report, error) {
-	inputs, sample, closeAll, err := openLogs(paths, stdin)
+	f, err := o.files(stdin)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll()
-	p, err := o.parser(sample)
-	if err != nil {
-		return nil, err
-	}
-	res, readErr := httpprof.FromLogs(ctx, inputs, p, httpprof.LogOptions{Workers: o.workers, Profile: popt})
-	rep, err := res.Report(p, ropt)
-	if err != nil {
-		return nil, err
-	}
-	rep.Overall.Inputs = paths
-	if readErr != nil {
-		rep.Notes = append(rep.Notes, "incomplete: "+readErr.Error())
-	}
-	return rep, readErr
+	return f.Profile(ctx, paths, popt, ropt)
 }
 
 func runHTTP(ctx context.Context, o httpOptions, paths []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -258,30 +181,6 @@ func runHTTP(ctx context.Context, o httpOptions, paths []string, stdin io.Reader
 	return err
 }
 
-// savedProfile reads a profile saved with --format json, or returns nil
-// when path is a log. A saved profile is one indented JSON document, so its
-// first line is a lone "{"; a JSON-lines log's first line is a whole object.
-func savedProfile(path string, stdin io.Reader) (*httpprof.Report, error) {
-	if path == "-" {
-		return nil, nil
-	}
-	in, c, err := input.Open(path, stdin)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	br := bufio.NewReader(in.R)
-	first, _ := br.Peek(2)
-	if !bytes.Equal(bytes.TrimRight(first, "\r"), []byte("{\n")) && !bytes.Equal(first, []byte("{\r")) {
-		return nil, nil
-	}
-	var r httpprof.Report
-	if err := json.NewDecoder(br).Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s looks like a saved profile but does not decode: %w", path, err)
-	}
-	return &r, nil
-}
-
 func runHTTPDiff(ctx context.Context, o httpOptions, a, b string, stdin io.Reader, stdout io.Writer) error {
 	if err := report.CheckFormat(o.format, report.HTTPFormats...); err != nil {
 		return err
@@ -293,53 +192,13 @@ func runHTTPDiff(ctx context.Context, o httpOptions, a, b string, stdin io.Reade
 	if err != nil {
 		return err
 	}
-	ra, err := savedProfile(a, stdin)
+	f, err := o.files(stdin)
 	if err != nil {
 		return err
 	}
-	rb, err := savedProfile(b, stdin)
+	d, err := f.DiffFiles(ctx, a, b, popt)
 	if err != nil {
 		return err
 	}
-	all := httpprof.ReportOptions{}
-	if ra == nil {
-		if ra, err = profile(ctx, o, popt, []string{a}, stdin, all); err != nil {
-			return err
-		}
-	}
-	if rb == nil {
-		// Group B as A was grouped, so rows match.
-		pb := popt
-		pb.Collapse = ra.LearnedPatterns()
-		if rb, err = profile(ctx, o, pb, []string{b}, stdin, all); err != nil {
-			return err
-		}
-		// If B learned groups A did not, and A is a log, profile A again
-		// with them.
-		if extra := newPatterns(ra.LearnedPatterns(), rb.LearnedPatterns()); len(extra) > 0 && a != "-" {
-			if saved, _ := savedProfile(a, stdin); saved == nil {
-				pa := popt
-				pa.Collapse = append(ra.LearnedPatterns(), extra...)
-				if ra, err = profile(ctx, o, pa, []string{a}, stdin, all); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	d := httpprof.Diff(ra, rb)
 	return report.HTTPDiff(stdout, d, o.format, o.limit)
-}
-
-func newPatterns(have, got []string) []string {
-	seen := map[string]bool{}
-	for _, p := range have {
-		seen[p] = true
-	}
-	var out []string
-	for _, p := range got {
-		if !seen[p] {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -320,7 +322,7 @@ func TestHTTPDiffWindows(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Basis != "per second of window" || d.Scale < 1.9 || d.Scale > 2.1 || len(d.Notes) == 0 {
+	if d.Basis != "per_second" || d.Scale < 1.9 || d.Scale > 2.1 || len(d.Notes) == 0 {
 		t.Errorf("basis %q scale %v notes %q", d.Basis, d.Scale, d.Notes)
 	}
 	for _, e := range d.Endpoints {
@@ -332,4 +334,83 @@ func TestHTTPDiffWindows(t *testing.T) {
 	if err != nil || !strings.Contains(out, "windows of different lengths") || !strings.Contains(out, "per second of window") {
 		t.Errorf("text diff does not say how it compared: %v\n%s", err, out)
 	}
+}
+
+// sparseLongLine writes a log whose first line is n NUL bytes (a sparse
+// file: no disk, nothing to write), then data.
+func sparseLongLine(t *testing.T, n int64, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "access.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(append([]byte("\n"), data...), n); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestHTTPLongFirstLine: a log whose first line is far longer than a line
+// stacktune reads (200 MB of NUL bytes, as a log overwritten by a crash
+// starts; a sparse file) is profiled from the lines after it, its format
+// detected from them and the long line counted as skipped: from a file,
+// gzip and standard input. A log with no line to detect from says what was
+// sampled and how to name the format.
+func TestHTTPLongFirstLine(t *testing.T) {
+	data, err := os.ReadFile(writeLog(t, "timed.log", 400, 0.300, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("\x16\x03junk ", 3<<20) // 21 MB, one line
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write([]byte(long + "\n"))
+	zw.Write(data)
+	zw.Close()
+	gz := filepath.Join(t.TempDir(), "access.log.gz")
+	if err := os.WriteFile(gz, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		stdin string
+		path  string
+	}{
+		{name: "200 MB sparse first line", path: sparseLongLine(t, 200<<20, data)},
+		{name: "gzip", path: gz},
+		{name: "stdin", stdin: long + "\n" + string(data), path: "-"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := run(t, tc.stdin, "http", "--format", "json", tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r httpJSON
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if r.Format != "nginx combined+request_time+upstream_response_time" || r.Overall.Requests != 400 {
+				t.Errorf("format %q, %d requests", r.Format, r.Overall.Requests)
+			}
+			if r.Skipped.Count != 1 || r.Skipped.Reasons["line_too_long"] != 1 {
+				t.Errorf("skipped %+v, want the long line", r.Skipped)
+			}
+		})
+	}
+	t.Run("nothing to detect from", func(t *testing.T) {
+		path := sparseLongLine(t, 200<<20, []byte("<html><body>502 Bad Gateway</body></html>\n"))
+		_, _, err := run(t, "", "http", path)
+		want := []string{
+			"accesslog: " + path + ": no known format reads these lines: 1 line (1 line longer than 1 MiB skipped), tried json (line 2: not JSON",
+			"name its format with --log-format (combined, common, ltsv, json, apache-common, apache-combined, apache-combined-d)",
+		}
+		for _, w := range want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("error %v, want %q", err, w)
+			}
+		}
+	})
 }

@@ -32,6 +32,8 @@ type indexesOptions struct {
 	format   string
 	apply    bool
 	state    string
+	// unusedMin is the shortest window an index is called unused from.
+	unusedMin time.Duration
 }
 
 func newIndexesCmd() *cobra.Command {
@@ -39,6 +41,8 @@ func newIndexesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "indexes --dsn DSN [--slowlog FILE]",
 		Short: "Propose indexes for the top query classes, proven on a throwaway copy",
+		// It changes systems with --apply: never cut short after a signal (main.go).
+		Annotations: map[string]string{noForcedExit: "apply"},
 		Long: `indexes takes the top classes of a digest (of --slowlog files, or else of the
 server's performance_schema), parses and EXPLAINs each sample on the server (UPDATE
 and DELETE through a SELECT of their WHERE, never executed), reports full scans,
@@ -46,7 +50,12 @@ filesorts, temporary tables, ORs across columns, functions on columns, leading
 wildcards and N+1 patterns, and proposes indexes. Each proposal is proven on a
 throwaway MariaDB holding a copy of the schema and of the data (a sample above
 --row-limit rows): only indexes that cut the rows examined or the time are kept,
-with their size and write cost. Nothing is changed on the server without --apply,
+with their benefit over the window and their write cost (the window's writes
+replayed on the copy with and without each; one whose writes cost more than it
+saves is refused). Unused (on evidence over at least --unused-min-window),
+duplicate and redundant indexes are proposed as drops, never one that backs a
+constraint; tune ignores each first and drops it only once measured.
+Nothing is changed on the server without --apply,
 which adds them as one transaction of stacktune apply (journal in --state,
 undone by stacktune rollback). --format sql writes the proven DDL with its
 evidence as comments: what "stacktune apply --ddl FILE" reads.`,
@@ -69,6 +78,7 @@ evidence as comments: what "stacktune apply --ddl FILE" reads.`,
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.IndexesFormats, ", "))
 	f.BoolVar(&o.apply, "apply", false, "add the proven indexes on the server as a transaction of stacktune apply (otherwise they are only printed)")
 	f.StringVar(&o.state, "state", "", "with --apply: the journal directory, as stacktune apply's --state")
+	f.DurationVar(&o.unusedMin, "unused-min-window", indexadv.DefaultMinUsageWindow, "the shortest window of evidence an index is called unused from (performance_schema's and userstat's counters since the server started, or the digest's window)")
 	return cmd
 }
 
@@ -86,33 +96,38 @@ func runIndexes(ctx context.Context, o indexesOptions, stdin io.Reader, stdout, 
 	if o.limit <= 0 {
 		return fmt.Errorf("--limit %d: give at least 1", o.limit)
 	}
-	ropt := digest.ReportOptions{Sort: digest.SortTotal, Limit: o.limit}
+	// Every class of the window (bounded) is the workload: its writes
+	// are replayed for the write cost, its plans are evidence of use;
+	// the top --limit are advised on.
+	ropt := digest.ReportOptions{Sort: digest.SortTotal, Limit: max(o.limit, workloadClasses)}
+	var rep *digest.Report
+	if len(o.slowlogs) > 0 {
+		// Read before the server is asked anything: a bad file fails
+		// first.
+		if rep, err = digestFiles(ctx, digestOptions{files: o.slowlogs}, ropt, stdin); err != nil {
+			return err
+		}
+	}
 	db, err := dbconn.Open(ctx, o.dsn, 0)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	var rep *digest.Report
-	if len(o.slowlogs) > 0 {
-		rep, err = digestFiles(ctx, digestOptions{files: o.slowlogs}, ropt, stdin)
-	} else {
-		rep, err = pfs.Digest(ctx, db, pfs.Options{Interval: o.interval, Report: ropt})
-		if err == nil {
-			// MariaDB's digests hold no sample: take one from the
-			// statement history when it is kept.
-			indexadv.FillSamples(ctx, db, rep.Classes)
+	if rep == nil {
+		if rep, err = pfs.Digest(ctx, db, pfs.Options{Interval: o.interval, Report: ropt}); err != nil {
+			return err
 		}
-	}
-	if err != nil {
-		return err
+		// MariaDB's digests hold no sample: take one from the statement
+		// history when it is kept.
+		indexadv.FillSamples(ctx, db, rep.Classes)
 	}
 	dbName := o.db
 	if dbName == "" {
 		dbName, _ = dbconn.CurrentDatabase(ctx, db) // "" when unknown: queries name theirs
 	}
 	res, err := indexadv.Run(ctx, indexadv.Options{
-		Classes: rep.Classes, Source: db, Database: dbName,
-		RowLimit: o.rowLimit, Runs: o.runs,
+		Classes: rep.Classes[:min(o.limit, len(rep.Classes))], Workload: rep.Classes, WindowSeconds: digestWindow(rep),
+		Source: db, Database: dbName, RowLimit: o.rowLimit, Runs: o.runs, MinUsageWindow: o.unusedMin,
 	})
 	if err == nil && o.apply && len(res.Changes.Changes) > 0 {
 		err = applyIndexes(ctx, db, dbName, o.state, res, stderr)
@@ -128,12 +143,29 @@ func runIndexes(ctx context.Context, o indexesOptions, stdin io.Reader, stdout, 
 	return err
 }
 
+// workloadClasses bounds the classes of the window read as the
+// workload.
+const workloadClasses = 2000
+
+// digestWindow is the length of a digest's window in seconds: the
+// interval of performance_schema's samples, or the slow log's first to
+// last event.
+func digestWindow(rep *digest.Report) float64 {
+	if rep.Overall.IntervalSeconds > 0 {
+		return rep.Overall.IntervalSeconds
+	}
+	if f, l := rep.Overall.FirstSeen, rep.Overall.LastSeen; f != nil && l != nil {
+		return l.Sub(*f).Seconds()
+	}
+	return 0
+}
+
 // applyIndexes adds the proven indexes as one transaction of stacktune
 // apply, and records the statements in res.Applied.
 func applyIndexes(ctx context.Context, db *sql.DB, schema, state string, res *indexadv.Result, stderr io.Writer) error {
 	if state == "" {
 		var err error
-		if state, err = defaultStateDir(); err != nil {
+		if state, err = apply.DefaultStateDir(); err != nil {
 			return err
 		}
 	}

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/stacktune/stacktune/indexadv"
-	"github.com/stacktune/stacktune/internal/sandbox"
-	"github.com/stacktune/stacktune/internal/sandbox/sandboxtest"
-	"github.com/stacktune/stacktune/internal/workload"
+	"github.com/stacktune/stacktune/refstack/workload"
 	"github.com/stacktune/stacktune/report"
+	"github.com/stacktune/stacktune/sandbox"
+	"github.com/stacktune/stacktune/sandbox/sandboxtest"
 )
 
 func TestIndexesCLIBadInput(t *testing.T) {
@@ -45,6 +45,16 @@ func TestIndexesCLIOnWorkload(t *testing.T) {
 	if err := workload.Setup(ctx, m.DB(), "app", workload.DefaultScale); err != nil {
 		t.Fatal(err)
 	}
+	// The window is the workload's run, not the setup's bulk load: its
+	// 500-row INSERTs would be the writes each index is weighed against
+	// (and outweigh the 2-second run's reads; TestWriteCostTPCC shows
+	// that verdict).
+	if err := os.Truncate(m.SlowLogPath(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.DB().Exec("FLUSH SLOW LOGS"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := workload.Run(ctx, m.DB(), workload.Options{Database: "app", Duration: 2 * time.Second, MaxPages: 200, Connections: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +65,20 @@ func TestIndexesCLIOnWorkload(t *testing.T) {
 	}
 	var res struct {
 		Proposals []struct {
-			Table      string   `json:"table"`
-			Columns    []string `json:"columns"`
-			DDL        string   `json:"ddl"`
-			Queries    []string `json:"queries"`
-			RowsBefore int64    `json:"rows_before"`
-			RowsAfter  int64    `json:"rows_after"`
-			TimeBefore float64  `json:"time_before_ms"`
-			TimeAfter  float64  `json:"time_after_ms"`
+			Action     string          `json:"action"`
+			Index      string          `json:"index"`
+			Reason     string          `json:"reason"`
+			Benefit    json.RawMessage `json:"benefit"`
+			WriteCost  json.RawMessage `json:"write_cost"`
+			Evidence   json.RawMessage `json:"evidence"`
+			Table      string          `json:"table"`
+			Columns    []string        `json:"columns"`
+			DDL        string          `json:"ddl"`
+			Queries    []string        `json:"queries"`
+			RowsBefore int64           `json:"rows_before"`
+			RowsAfter  int64           `json:"rows_after"`
+			TimeBefore float64         `json:"time_before_ms"`
+			TimeAfter  float64         `json:"time_after_ms"`
 		} `json:"proposals"`
 		Skipped []struct {
 			ID, Reason string
@@ -72,7 +88,21 @@ func TestIndexesCLIOnWorkload(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	found := map[string]bool{}
+	adds := 0
 	for _, p := range res.Proposals {
+		if p.Index == "" || len(p.Benefit) == 0 || string(p.Benefit) == "null" || len(p.Evidence) == 0 {
+			t.Errorf("a proposal without index, benefit or evidence: %+v", p)
+		}
+		if p.Action != "add" {
+			if p.Action != "drop" || p.Reason == "query" {
+				t.Errorf("proposal %s %s: %s", p.Action, p.Index, p.Reason)
+			}
+			continue
+		}
+		adds++
+		if p.Reason != "query" || string(p.WriteCost) == "null" {
+			t.Errorf("add %s: reason %q, write cost %s", p.Index, p.Reason, p.WriteCost)
+		}
 		key := p.Table + "(" + strings.Join(p.Columns, ", ") + ")"
 		found[key] = true
 		if p.RowsAfter*10 > p.RowsBefore || len(p.Queries) == 0 || !strings.Contains(p.DDL, "ALGORITHM=INPLACE, LOCK=NONE") {
@@ -124,8 +154,8 @@ func TestIndexesCLIOnWorkload(t *testing.T) {
 		if err != nil {
 			t.Fatalf("apply --ddl %s: %v\n%s", f.name, err, errOut)
 		}
-		if got := newIndexes(); got != len(res.Proposals) || !strings.Contains(applied, "app.relations.ix_one_created_at: absent → (`one`, `created_at`)") {
-			t.Errorf("apply --ddl %s: %d indexes added, want %d:\n%s", f.name, got, len(res.Proposals), applied)
+		if got := newIndexes(); got != adds || !strings.Contains(applied, "app.relations.ix_one_created_at: absent → (`one`, `created_at`)") {
+			t.Errorf("apply --ddl %s: %d indexes added, want %d:\n%s", f.name, got, adds, applied)
 		}
 		if _, errOut, err := run(t, "", "rollback", "--dsn", dsn, "--state", state); err != nil {
 			t.Fatalf("rollback: %v\n%s", err, errOut)
@@ -235,9 +265,9 @@ func TestIndexesCLIPerformanceSchema(t *testing.T) {
 
 func TestIndexesRender(t *testing.T) {
 	res := &indexadv.Result{
-		Proposals: []indexadv.Proposal{{Table: "app.t", Columns: []string{"a", "b DESC"}, DDL: "ALTER TABLE `app`.`t` ADD INDEX `ix_a_b` (`a`, `b` DESC), ALGORITHM=INPLACE, LOCK=NONE;",
+		Proposals: []indexadv.Proposal{{Action: indexadv.ActionAdd, Index: "ix_a_b", Reason: indexadv.ReasonQuery, Table: "app.t", Columns: []string{"a", "b DESC"}, DDL: "ALTER TABLE `app`.`t` ADD INDEX `ix_a_b` (`a`, `b` DESC), ALGORITHM=INPLACE, LOCK=NONE;",
 			Queries: []string{"Q1"}, RowsBefore: 10000, RowsAfter: 3, TimeBeforeMS: 12.5, TimeAfterMS: 0.2, IndexBytes: 16384,
-			Reasons: []string{"equality columns"}, Evidence: []indexadv.Evidence{{Query: "Q1", PlanBefore: "t: ALL, 10000 rows", PlanAfter: "t: ref(ix_a_b), 3 rows"}},
+			Reasons: []string{"equality columns"}, Evidence: indexadv.ProposalEvidence{Plans: []indexadv.Evidence{{Query: "Q1", PlanBefore: "t: ALL, 10000 rows", PlanAfter: "t: ref(ix_a_b), 3 rows"}}},
 			WriteRows: 1000, WriteBeforeMS: -1, WriteAfterMS: -1}},
 		Skipped:  []indexadv.Skip{{ID: "Q2", Reason: "no sample query"}},
 		Rejected: []indexadv.Proposal{{Table: "app.t", Columns: []string{"c"}, Rejected: "did not help"}},
@@ -248,9 +278,9 @@ func TestIndexesRender(t *testing.T) {
 		Server:   "10.11",
 	}
 	for format, wants := range map[string][]string{
-		"text":     {"Proposals: 1", "app.t (a, b DESC)  for Q1", "rows examined 10,000 → 3", "write cost not measurable", "DDL, one statement per table:", "Tried and rejected:", "redundant", "Skipped:\n  Q2: no sample query", "Nothing was applied"},
-		"markdown": {"# Index advice", "| app.t | a, b DESC | Q1 |", "```sql", "## Skipped", "## Duplicate and redundant existing indexes"},
-		"json":     {`"proposals": [`, `"rows_before": 10000`, `"time_after_ms": 0.2`, `"skipped": [`, `"queries": [`},
+		"text":     {"Proposals: 1", "add app.t ix_a_b (a, b DESC)  for Q1", "rows examined 10,000 → 3", "write cost not measurable", "DDL, one statement per table:", "Tried and rejected:", "redundant", "Skipped:\n  Q2: no sample query", "Nothing was applied"},
+		"markdown": {"# Index advice", "| add | app.t | ix\\_a\\_b | a, b DESC | query |", "```sql", "## Skipped", "## Duplicate and redundant existing indexes"},
+		"json":     {`"proposals": [`, `"action": "add"`, `"index": "ix_a_b"`, `"reason": "query"`, `"rows_before": 10000`, `"time_after_ms": 0.2`, `"skipped": [`, `"queries": [`},
 	} {
 		var b strings.Builder
 		if err := report.Indexes(&b, res, format); err != nil {

@@ -45,11 +45,11 @@ beside the figures to set.
 
 --rate is the total over all web servers. TIME_WAIT is 60 s in Linux
 (TCP_TIMEWAIT_LEN); tcp_fin_timeout does not change it.`,
-		Example: `  # seed 003: 100 Apache servers × 255 workers at 900 req/s each, PHP without persistent connections
+		Example: `  # the PHP + MySQL TIME_WAIT write-up: 100 Apache servers × 255 workers at 900 req/s each, PHP without persistent connections
   stacktune plan --rate 90000 --servers 100 --workers 255 --response-time 10ms --live-sockets 1024
   stacktune plan --rate 12000 --servers 40 --workers 20 --response-time 50ms --per-server-rate 1000 --headroom 1.2
   stacktune plan --rate 5000 --servers 10 --workers 50 --response-time 30ms --persistent --format json
-  # seed 004: 50 PHP-FPM children on 8 cores, 40 ms of CPU in a 100 ms request: decrease to 20
+  # the smartphone game backend: 50 PHP-FPM children on 8 cores, 40 ms of CPU in a 100 ms request: decrease to 20
   stacktune plan --rate 800 --servers 1 --workers 50 --response-time 100ms --cores 8 --cpu-per-request 40ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,7 +69,7 @@ beside the figures to set.
 	f.DurationVar(&o.plan.ResponseTime, "response-time", 0, "mean response time (e.g. 50ms)")
 	f.BoolVar(&o.plan.Persistent, "persistent", false, "app → MySQL connections are persistent (default: one per request, as non-persistent PHP)")
 	f.StringVar(&o.closer, "closer", string(d.Closer), `side that closes a per-request connection first and holds its TIME_WAIT: "web" or "db"`)
-	f.IntVar(&o.plan.OtherFiles, "other-files", d.OtherFiles, "files MySQL needs besides connections (0: max(5000 - 151, 10 + 2 × --table-open-cache), seed 003's 4849)")
+	f.IntVar(&o.plan.OtherFiles, "other-files", d.OtherFiles, "files MySQL needs besides connections (0: max(5000 - 151, 10 + 2 × --table-open-cache), the TIME_WAIT write-up's 4849)")
 	f.IntVar(&o.plan.TableOpenCache, "table-open-cache", 0, "the server's table_open_cache (two files per table; 0: unknown)")
 	f.Float64Var(&o.plan.PerServerRate, "per-server-rate", 0, "measured requests per second one web server sustains (0 = not measured)")
 	f.IntVar(&o.plan.CacheClientsPerWorker, "cache-clients", d.CacheClientsPerWorker, "memcached/Redis connections per worker (0 = no cache)")

@@ -7,8 +7,8 @@ import (
 )
 
 func TestPlanCLI(t *testing.T) {
-	// Seed 003: 100 web servers × 255 Apache workers at 900 req/s each,
-	// non-persistent PHP, the seed's 1024 live sockets per web server.
+	// The PHP + MySQL TIME_WAIT write-up: 100 web servers × 255 Apache workers at 900 req/s each,
+	// non-persistent PHP, the write-up's 1024 live sockets per web server.
 	seed := []string{"plan", "--rate", "90000", "--servers", "100", "--workers", "255", "--response-time", "10.289ms", "--live-sockets", "1024"}
 	with := func(extra ...string) []string { return append(append([]string{}, seed...), extra...) }
 	cases := []struct {
@@ -18,7 +18,7 @@ func TestPlanCLI(t *testing.T) {
 		wantErr string   // substring of the error, "" for none
 		check   func(t *testing.T, out string)
 	}{
-		{name: "seed 003 text", args: seed, wantOut: []string{
+		{name: "the PHP + MySQL TIME_WAIT write-up text", args: seed, wantOut: []string{
 			"max_connections = 25500", "open_files_limit = 30349", "LimitNOFILE=30349",
 			"90000 × 1 / 100 × 60 s = 900 req/s × 60 s = 54000", "54000 + 1024 = 55024",
 			"net.ipv4.tcp_max_tw_buckets = 65536", "net.ipv4.ip_local_port_range = 10512 65535", "now 32768 60999",
@@ -55,7 +55,7 @@ func TestPlanCLI(t *testing.T) {
 					t.Errorf("results %v", got)
 				}
 			}},
-		{name: "seed 004: cores and CPU per request say decrease", args: []string{"plan", "--rate", "150", "--servers", "1", "--workers", "50", "--response-time", "100ms", "--cores", "8", "--cpu-per-request", "40ms"},
+		{name: "the smartphone game backend: cores and CPU per request say decrease", args: []string{"plan", "--rate", "150", "--servers", "1", "--workers", "50", "--response-time", "100ms", "--cores", "8", "--cpu-per-request", "40ms"},
 			wantOut: []string{"Workers the cores can keep busy: 20 workers per server", "8 × 100 ms / 40 ms = 20", "decrease workers from 50 to 20"}},
 		{name: "a table cache of 4000", args: with("--table-open-cache", "4000"), wantOut: []string{"open_files_limit = 33510"}},
 		{name: "cores without CPU per request", args: with("--cores", "8"), wantErr: "give cores and CPU per request together"},

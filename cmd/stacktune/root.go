@@ -1,15 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"github.com/stacktune/stacktune/internal/atomicfile"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -28,25 +22,7 @@ Linux), finds where the time goes, and says what to change, with the evidence.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newDigestCmd(), newHTTPCmd(), newBenchCmd(), newHistoryCmd(), newCollectCmd(), newAuditCmd(), newDemoCmd(), newPlanCmd(), newIndexesCmd(), newApplyCmd(), newRollbackCmd(), newDiagnoseCmd(), newTuneCmd(),
-		newTPCCCmd(), newEndpointsCmd())
+	root.AddCommand(newDigestCmd(), newHTTPCmd(), newBenchCmd(), newHistoryCmd(), newCollectCmd(), newAuditCmd(), newDemoCmd(), newPlanCmd(), newIndexesCmd(), newApplyCmd(), newRollbackCmd(), newDiagnoseCmd(), newTuneCmd(), newABCmd(), newSearchCmd(),
+		newTPCCCmd(), newEndpointsCmd(), newServeCmd())
 	return root
-}
-
-// writeReportFile renders a report into path, atomically and with its
-// directory made, and says so on stderr as "stacktune CMD: report written
-// to PATH"; the render runs first, so a failed one writes nothing.
-func writeReportFile(path, cmd string, stderr io.Writer, render func(io.Writer) error) error {
-	var b bytes.Buffer
-	if err := render(&b); err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "stacktune %s: report written to %s\n", cmd, path)
-	return nil
 }

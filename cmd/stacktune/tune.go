@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stacktune/stacktune/abtest"
+	"github.com/stacktune/stacktune/apply"
 	"github.com/stacktune/stacktune/benchrun"
 	"github.com/stacktune/stacktune/diagnose"
 	"github.com/stacktune/stacktune/history"
@@ -30,9 +31,15 @@ type tuneOptions struct {
 	dryRun  bool
 	warmUp  time.Duration
 	keep    string
-	format  string
-	report  string
-	search  searchOptions
+	// the noise check
+	noiseLimit float64
+	budget     time.Duration
+	format     string
+	report     string
+	search     searchOptions
+	// the user's own steps
+	steps     []string
+	stepsFile string
 }
 
 func newTuneCmd() *cobra.Command {
@@ -40,6 +47,8 @@ func newTuneCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tune --dsn DSN --nginx-conf FILE --scenario FILE [flags]",
 		Short: "The whole loop on your own stack: baseline, diagnose, apply each step, keep it only with proof",
+		// It changes systems: never cut short after a signal (main.go).
+		Annotations: map[string]string{noForcedExit: ""},
 		Long: `tune runs stacktune's loop on your stack, with your scenario:
 
   baseline   your scenario against the stack as it is, measured against itself
@@ -63,10 +72,8 @@ func newTuneCmd() *cobra.Command {
              --mysql-restart, the app with --app-restart), one run cold and one
              with the buffer pool warmed, and every kept value checked in force.
 
---workload tpcc|http replaces the rule steps by a knob search on the server's
-settings (seed 002's contest): constraints from --fix, the memory budget and
---allow-durability-loss, trials reset to the same data, the best proved against
-the default and the audit's configuration, the winner emitted as a change set.
+The knob search on the server's settings is its own command: stacktune search
+(tune --workload, its old spelling, still runs it for one release).
 
 After a step's switch restarts the server, its buffer pool is warmed (every index
 read once) before the next run; --warm-up adds an unrecorded run after every
@@ -96,6 +103,10 @@ Every run is recorded in the history. Your scenario's pre_run hook (POST
 	f.BoolVar(&o.noHist, "no-history", false, "do not record the runs")
 	f.BoolVar(&o.dryRun, "dry-run", false, "diagnose and print each step's plan; change nothing")
 	f.DurationVar(&o.warmUp, "warm-up", 0, "an unrecorded run of this length after every switch between a step's states (0: none)")
+	f.Float64Var(&o.noiseLimit, "noise-limit", tune.DefaultNoiseLimit, "the widest noise floor (half its interval, 0.1 = ±10%) taken as it is: past it tune says why and measures again with runs twice as long (within --budget); past ±50% it stops; negative: no check")
+	f.DurationVar(&o.budget, "budget", 0, "time tune may spend measuring the noise floor again with longer runs (0: at most two longer floors)")
+	f.StringArrayVar(&o.steps, "step", nil, "a step of your own, NAME:APPLY_CMD:REVERT_CMD (repeatable; run without a shell, ':' in a command written '\\:'), measured, kept or reverted after the built-in steps")
+	f.StringVar(&o.stepsFile, "steps-file", "", "a file of your own steps, one NAME:APPLY_CMD:REVERT_CMD a line ('#' starts a comment)")
 	f.StringVar(&o.keep, "keep", "", "keep each diagnosis (JSON, with its snapshot) and each step's change set (for stacktune apply) in this directory")
 	f.StringVar(&o.format, "format", report.Text, "output format: "+strings.Join(report.LoopFormats, ", "))
 	f.StringVar(&o.report, "report", "", "also write the report to this file (.html, .md, .json or .txt)")
@@ -144,7 +155,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, o tuneOptions, stdout, std
 		return err
 	}
 	defer db.Close()
-	sv, err := o.apply.services(ctx, db, srv, o.apply.nginxConf != "")
+	sv, err := o.apply.services(ctx, dopt.DSN, db, srv, o.apply.nginxConf != "", stderr)
 	if err != nil {
 		return err
 	}
@@ -163,8 +174,16 @@ func runTune(ctx context.Context, cmd *cobra.Command, o tuneOptions, stdout, std
 	}
 	topt := tune.Options{
 		Diagnose: dopt, Services: sv, HostWide: o.apply.hostWide, StateDir: state, History: hist,
+		Ledger: ledgerMeta(history.CommandTune, dopt.Bench.Scenario, dopt.Bench.URL, dopt.Bench.Load, ""),
+		// A diagnosis restarts the server with performance_schema on for
+		// its trace run only when the user gave the restart command.
+		TraceRestart: cmd.Flags().Changed("mysql-restart") && o.apply.mysqlRestart != "none",
+		NoiseLimit:   o.noiseLimit, Budget: o.budget,
 		AB: abtest.Options{MinRuns: o.minRuns, MaxRuns: o.maxRuns}, DryRun: o.dryRun, WarmUp: o.warmUp, KeepDir: o.keep,
 		Progress: func(line string) { fmt.Fprintln(stderr, "stacktune tune:", report.Clean(line)) },
+	}
+	if topt.Steps, err = tuneSteps(o); err != nil {
+		return err
 	}
 	if o.diag.appRestart != "" {
 		if topt.AppRestart, err = diagnose.Command(o.diag.appRestart); err != nil {
@@ -185,4 +204,31 @@ func runTune(ctx context.Context, cmd *cobra.Command, o tuneOptions, stdout, std
 		}
 	}
 	return err
+}
+
+// tuneSteps are the loop's steps: the built-in ones, then the user's own
+// (--steps-file, then each --step); nil when the user gave none.
+func tuneSteps(o tuneOptions) ([]tune.Step, error) {
+	if len(o.steps) == 0 && o.stepsFile == "" {
+		return nil, nil
+	}
+	var ts []*apply.CommandTarget
+	if o.stepsFile != "" {
+		var err error
+		if ts, err = tune.ReadSteps(o.stepsFile); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range o.steps {
+		t, err := tune.ParseStep(s)
+		if err != nil {
+			return nil, fmt.Errorf("--step: %w", err)
+		}
+		ts = append(ts, t)
+	}
+	user, err := tune.UserSteps(ts)
+	if err != nil {
+		return nil, err
+	}
+	return append(tune.DefaultSteps(), user...), nil
 }

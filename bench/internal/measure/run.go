@@ -8,10 +8,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stacktune/stacktune/internal/stats"
 )
 
 // Sample is what one child process cost.
@@ -49,15 +50,8 @@ func Median(s []Sample) Sample {
 	}
 }
 
-// MedianOf returns the median of v, sorting it.
-func MedianOf(v []float64) float64 {
-	sort.Float64s(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}
+// MedianOf returns the median of v (stats.Median).
+func MedianOf(v []float64) float64 { return stats.Median(v) }
 
 // Cores is CPU time over wall time: how many cores were busy on average.
 func Cores(cpu, wall time.Duration) float64 {
