@@ -234,10 +234,16 @@ func parseFrame(line []byte) (string, frameKind, bool) {
 		kind = frameInterp
 	}
 	if sym == "" || sym == "[unknown]" {
-		if dso == "" || dso == "[unknown]" {
+		switch {
+		case dso == "" || dso == "[unknown]":
 			return "[unknown]", frameUnknown, true
-		}
-		if kind == frameNative {
+		case kind == frameMap:
+			// perf names any anonymous executable memory after the
+			// process's perf map, whether one exists or not (PHP's
+			// PCRE JIT writes code there and no map): unnamed code,
+			// one name for every process.
+			return "[anonymous code]", frameUnknown, true
+		case kind == frameNative:
 			kind = frameUnknown
 		}
 		return "[" + base + "]", kind, true

@@ -84,6 +84,7 @@ func TestParsePerfScriptFrames(t *testing.T) {
 		{"unknown symbol", "\t 7f00 [unknown] (/usr/lib/libfoo.so.1)", "[libfoo.so.1]", frameUnknown},
 		{"unknown both", "\t 7f00 [unknown] ([unknown])", "[unknown]", frameUnknown},
 		{"perf map", "\t 3c2a LazyCompile:*render a.js:1 (/tmp/perf-777.map)", "LazyCompile:*render a.js:1", frameMap},
+		{"anonymous code without a map", "\t 7f3c2a [unknown] (/tmp/perf-8245.map)", "[anonymous code]", frameUnknown},
 		{"interpreter", "\t 55d0 execute_ex (/usr/sbin/php-fpm8.2)", "execute_ex", frameInterp},
 		{"control bytes", "\t 55d0 evil\x1bname (/bin/x)", "evilname", frameNative},
 	} {
