@@ -25,6 +25,9 @@ func fixLines(f *fixplan.Fix) []string {
 			l = "the endpoint that runs it is not known (the counts are the run's, not a request's)"
 		case f.CallsPerRequest <= 0:
 			l = f.Endpoint + " runs it (its calls per request are not known)"
+		case f.MsPerRequest <= 0:
+			// An estimate counts calls, not each request's time.
+			l = fmt.Sprintf("%s runs it %s times per request (its time per request is not measured)", f.Endpoint, trim1(f.CallsPerRequest))
 		default:
 			l = fmt.Sprintf("%s runs it %s times per request: %s ms per request", f.Endpoint, trim1(f.CallsPerRequest), trim3(f.MsPerRequest))
 			if f.RequestShare > 0 {

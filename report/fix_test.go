@@ -15,6 +15,8 @@ func TestFixLines(t *testing.T) {
 	}{
 		{"measured", fixplan.Fix{Kind: fixplan.KindNPlusOne, Endpoint: "GET /", CallsPerRequest: 292, MsPerRequest: 48.2, RequestShare: 0.61},
 			[]string{"GET / runs it 292 times per request: 48.2 ms per request, 61.0% of the request's time", "the one query: not built"}},
+		{"estimated: time unknown", fixplan.Fix{Kind: fixplan.KindNPlusOne, Endpoint: "GET /", CallsPerRequest: 10.7},
+			[]string{"GET / runs it 10.7 times per request (its time per request is not measured)"}},
 		{"endpoint unknown", fixplan.Fix{Kind: fixplan.KindNPlusOne, Rewrite: &fixplan.Rewrite{Check: fixplan.CheckDifferentRows, Calls: 15, Differs: 3}},
 			[]string{"the endpoint that runs it is not known", "does NOT give what the loop returned: call 3 of 15"}},
 		{"calls unknown", fixplan.Fix{Kind: fixplan.KindNPlusOne, Endpoint: "GET /x", Rewrite: &fixplan.Rewrite{Check: fixplan.CheckUnchecked, Unchecked: fixplan.UncheckedShape, Error: "a SELECT with JOIN"}},
