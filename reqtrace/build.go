@@ -9,6 +9,7 @@ import (
 	"github.com/stacktune/stacktune/httpprof"
 	"github.com/stacktune/stacktune/internal/skip"
 	"github.com/stacktune/stacktune/nplusone"
+	"github.com/stacktune/stacktune/sqltag"
 )
 
 // Defaults and bounds of the attribution.
@@ -42,7 +43,7 @@ type Options struct {
 	RowsExaminedPerCall map[string]float64
 	// RequestTimes are endpoints' request times from an access log, for
 	// tags, which give no request time: an endpoint named by a route is
-	// matched to the access log's endpoints (see MatchRoute).
+	// matched to the access log's endpoints (see sqltag.MatchRoute).
 	RequestTimes []RequestTime
 	// Collapse seeds the grouping of a trace run's paths into endpoints
 	// with groups already learned (httpprof's LearnedPatterns of the
@@ -528,7 +529,7 @@ func (b *builder) matchRequestTime(key string) (RequestTime, bool) {
 	var out RequestTime
 	found := false
 	for _, rt := range b.opt.RequestTimes {
-		if rt.Count > 0 && MatchRoute(key, rt.Method, rt.Path) {
+		if rt.Count > 0 && sqltag.MatchRoute(key, rt.Method, rt.Path) {
 			out.Count += rt.Count
 			out.TimeTotalS += rt.TimeTotalS
 			found = true

@@ -227,30 +227,6 @@ func TestRewrite(t *testing.T) {
 	}
 }
 
-func TestMatchRoute(t *testing.T) {
-	cases := []struct {
-		route, method, path string
-		want                bool
-	}{
-		{"GET /profile/{account_name}", "GET", "/profile/:name", true},
-		{"GET /profile/{account_name}", "POST", "/profile/:name", false},
-		{"/profile/{account_name}", "POST", "/profile/:name", true},
-		{"GET /{$}", "GET", "/", true},
-		{"GET /{$}", "GET", "/footprints", false},
-		{"/books/:id", "GET", "/books/:num", true},
-		{"/books/<int:id>", "GET", "/books/:num", true},
-		{"/books/new", "GET", "/books/:num", false},
-		{"/books/{id}", "GET", "/books/:num/reviews", false},
-		{"books#show", "GET", "/books/:num", false},
-		{"/a?x=1", "GET", "/a", true},
-	}
-	for _, c := range cases {
-		if got := MatchRoute(c.route, c.method, c.path); got != c.want {
-			t.Errorf("MatchRoute(%q, %q, %q) = %v", c.route, c.method, c.path, got)
-		}
-	}
-}
-
 // TestNameEndpoints groups a trace run's paths as the access log's
 // profile does, seeded with its learned groups.
 func TestNameEndpoints(t *testing.T) {

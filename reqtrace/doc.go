@@ -57,7 +57,7 @@
 // request at any concurrency, from a slow log captured at
 // long_query_time=0 or from performance_schema's history. The request's
 // time then comes from the access log's endpoint the route matches
-// (MatchRoute), when there is one. Tags whose endpoint names no request
+// (sqltag.MatchRoute), when there is one. Tags whose endpoint names no request
 // give calls per request over the access log's count.
 //
 // # Classes

@@ -385,3 +385,53 @@ func decode(s string) string {
 	}
 	return s
 }
+
+// MatchRoute reports whether an endpoint named by tags (a route such as
+// "GET /profile/{account_name}" or "/books/:id") is the access log's
+// endpoint method and path ("GET", "/profile/:name"): the methods agree
+// when both are known, and the paths have the same segments, where a
+// route's parameter ({x}, :x, <x>, *) stands for any segment (and Go's
+// {$} for the empty last segment of "/").
+func MatchRoute(route, method, path string) bool {
+	rm, rp := SplitRoute(route)
+	if !strings.HasPrefix(rp, "/") || !strings.HasPrefix(path, "/") {
+		return false
+	}
+	if rm != "" && method != "" && !strings.EqualFold(rm, method) {
+		return false
+	}
+	rp, _, _ = strings.Cut(rp, "?")
+	path, _, _ = strings.Cut(path, "?")
+	rs, ps := strings.Split(rp, "/"), strings.Split(path, "/")
+	if len(rs) != len(ps) {
+		return false
+	}
+	for i := range rs {
+		if rs[i] == "{$}" { // Go's end-of-path marker: only "/" itself
+			if ps[i] != "" {
+				return false
+			}
+			continue
+		}
+		if rs[i] == ps[i] || isParam(rs[i]) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// isParam reports whether a route segment is a parameter.
+func isParam(seg string) bool {
+	switch {
+	case seg == "*":
+		return true
+	case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}"):
+		return true
+	case strings.HasPrefix(seg, "<") && strings.HasSuffix(seg, ">"):
+		return true
+	case strings.HasPrefix(seg, ":") && len(seg) > 1:
+		return true
+	}
+	return false
+}
