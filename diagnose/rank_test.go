@@ -9,6 +9,7 @@ import (
 	"github.com/stacktune/stacktune/indexadv"
 	"github.com/stacktune/stacktune/nplusone"
 	"github.com/stacktune/stacktune/reqtrace"
+	"github.com/stacktune/stacktune/sqltag"
 )
 
 // TestWithCutEstimates: an estimated N+1 stays beside the measured ones
@@ -240,7 +241,7 @@ func TestRankTaggedSample(t *testing.T) {
 			if n.Endpoint != tc.endpoint || n.Source != tc.source || n.PerRequest != 0 {
 				t.Errorf("N+1 endpoint %q source %q per request %v, want %q %q and none", n.Endpoint, n.Source, n.PerRequest, tc.endpoint, tc.source)
 			}
-			if tc.endpoint != "" && !strings.Contains(n.Note, "tag names the route ") {
+			if route := sqltag.Parse([]byte(tc.sample)).Endpoint(); tc.endpoint != "" && !strings.Contains(n.Note, "tag names the route "+route+" ") {
 				t.Errorf("note %q", n.Note)
 			}
 		})
