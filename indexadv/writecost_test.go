@@ -104,10 +104,11 @@ func TestWriteCostTPCC(t *testing.T) {
 	// The index adds a few microseconds to each of a few hundred
 	// replayed inserts: one replay on a busy host can time the inserts
 	// with it below those without (a cost of 0). Each try is a new
-	// measurement on a new copy; all three finding no cost fails.
+	// measurement on a new copy; all five finding no cost fails (three
+	// did once, the host at CI's load: with 32.8 ms against 37.8).
 	var once *Proposal
 	var kept bool
-	for try := 1; try <= 3; try++ {
+	for try := 1; try <= 5; try++ {
 		once, kept = advise(1)
 		t.Logf("called once, try %d: %s; %s", try, figures(once), once.Rejected)
 		if !kept {
