@@ -19,7 +19,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -103,18 +102,12 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer db.Stop()
-	if _, err := db.DB().ExecContext(ctx, "CREATE DATABASE refapp"); err != nil {
-		return err
-	}
-	root, err := sql.Open("mysql", db.DSN("refapp"))
+	say("generating the reference app's small data set")
+	root, err := refapp.Load(ctx, db.DB(), db.DSN("refapp"), 0)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	say("generating the reference app's small data set")
-	if err := refapp.GenerateSmall(ctx, root); err != nil {
-		return err
-	}
 	tap := reqtrace.NewTap()
 	proxy, err := mysqlproxy.Start(ctx, mysqlproxy.Options{Network: "unix", Address: db.Socket(), OnStatement: tap.Statement})
 	if err != nil {

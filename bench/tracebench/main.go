@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -102,23 +101,12 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer db.Stop()
-	if _, err := db.DB().ExecContext(ctx, "CREATE DATABASE refapp"); err != nil {
-		return err
-	}
-	root, err := sql.Open("mysql", db.DSN("refapp"))
+	say("generating the reference app's data (scale %d)", c.scale)
+	root, err := refapp.Load(ctx, db.DB(), db.DSN("refapp"), c.scale)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	say("generating the reference app's data (scale %d)", c.scale)
-	if c.scale == 0 {
-		err = refapp.GenerateSmall(ctx, root)
-	} else {
-		err = refapp.Generate(ctx, root, c.scale)
-	}
-	if err != nil {
-		return err
-	}
 	if c.user > 100 {
 		return fmt.Errorf("--user %d: the data has users 1 to 100 at least", c.user)
 	}

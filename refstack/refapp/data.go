@@ -133,6 +133,29 @@ func Generate(ctx context.Context, db *sql.DB, scale int) error {
 // in well under a second, for tests of other packages that need the app.
 func GenerateSmall(ctx context.Context, db *sql.DB) error { return generate(ctx, db, tinySizes) }
 
+// Load creates the database refapp through admin, opens it at dsn (a DSN
+// naming that database) and loads it: the small set at scale 0, Generate's
+// above it. The caller closes the connection it returns.
+func Load(ctx context.Context, admin *sql.DB, dsn string, scale int) (*sql.DB, error) {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE refapp"); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, err
+	}
+	if scale > 0 {
+		err = Generate(ctx, db, scale)
+	} else {
+		err = GenerateSmall(ctx, db)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
 func generate(ctx context.Context, db *sql.DB, sz sizes) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {

@@ -238,22 +238,10 @@ func ExpectedChecks(t testing.TB, db *sql.DB, base string, me int) int {
 // returning a connection to it that the test's end closes.
 func Load(t testing.TB, m *sandbox.MariaDB, scale int) *sql.DB {
 	t.Helper()
-	ctx := context.Background()
-	if _, err := m.DB().ExecContext(ctx, "CREATE DATABASE refapp"); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("mysql", m.DSN("refapp"))
+	db, err := refapp.Load(context.Background(), m.DB(), m.DSN("refapp"), scale)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if scale > 0 {
-		err = refapp.Generate(ctx, db, scale)
-	} else {
-		err = refapp.GenerateSmall(ctx, db)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	return db
 }
