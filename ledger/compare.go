@@ -85,70 +85,33 @@ type Comparison struct {
 // in time first (|Delta|), then by name.
 func Compare(a, b *View) *Comparison {
 	c := &Comparison{A: a, B: b, ScoreA: a.Run.Score, ScoreB: b.Run.Score, Endpoints: []Diff{}, Classes: []Diff{}, Functions: []Diff{}}
-	type key struct{ source, name string }
-	ep := map[key]*Diff{}
-	var order []key
-	for i, v := range []*View{a, b} {
-		for _, e := range v.Endpoints {
-			k := key{e.Source, e.Name}
-			d := ep[k]
-			if d == nil {
-				d = &Diff{Source: e.Source, Name: e.Name}
-				ep[k] = d
-				order = append(order, k)
-			}
-			if i == 0 {
+	c.Endpoints = pair(a.Endpoints, b.Endpoints, func(e Endpoint) [2]string { return [2]string{e.Source, e.Name} },
+		func(d *Diff, side int, e Endpoint) {
+			d.Source, d.Name = e.Source, e.Name
+			if side == 0 {
 				d.CountA, d.P50A, d.P99A, d.TotalA = e.Count, e.P50, e.P99, e.Total
 			} else {
 				d.CountB, d.P50B, d.P99B, d.TotalB = e.Count, e.P50, e.P99, e.Total
 			}
-		}
-	}
-	for _, k := range order {
-		c.Endpoints = append(c.Endpoints, finish(*ep[k], true))
-	}
-	cl := map[string]*Diff{}
-	var corder []string
-	for i, v := range []*View{a, b} {
-		for _, q := range v.Classes {
-			d := cl[q.ID]
-			if d == nil {
-				d = &Diff{Name: q.Fingerprint}
-				cl[q.ID] = d
-				corder = append(corder, q.ID)
-			}
-			if i == 0 {
+		}, true)
+	c.Classes = pair(a.Classes, b.Classes, func(q Class) [2]string { return [2]string{q.ID} },
+		func(d *Diff, side int, q Class) {
+			d.Source, d.Name = q.ID, q.Fingerprint
+			if side == 0 {
 				d.CountA, d.P99A, d.TotalA = q.Count, q.P95, q.Total
 			} else {
 				d.CountB, d.P99B, d.TotalB = q.Count, q.P95, q.Total
 			}
-		}
-	}
-	for _, id := range corder {
-		d := cl[id]
-		d.Source = id
-		c.Classes = append(c.Classes, finish(*d, true))
-	}
-	fn := map[string]*Diff{}
-	var forder []string
-	for i, v := range []*View{a, b} {
-		for _, f := range v.Functions {
-			d := fn[f.Name]
-			if d == nil {
-				d = &Diff{Name: f.Name}
-				fn[f.Name] = d
-				forder = append(forder, f.Name)
-			}
-			if i == 0 {
+		}, true)
+	c.Functions = pair(a.Functions, b.Functions, func(f Function) [2]string { return [2]string{f.Name} },
+		func(d *Diff, side int, f Function) {
+			d.Name = f.Name
+			if side == 0 {
 				d.CountA, d.TotalA = f.Self, float64(f.Total)
 			} else {
 				d.CountB, d.TotalB = f.Self, float64(f.Total)
 			}
-		}
-	}
-	for _, n := range forder {
-		c.Functions = append(c.Functions, finish(*fn[n], false))
-	}
+		}, false)
 	for _, rows := range [][]Diff{c.Endpoints, c.Classes, c.Functions} {
 		sort.SliceStable(rows, func(i, j int) bool {
 			di, dj := math.Abs(rows[i].Delta), math.Abs(rows[j].Delta)
@@ -168,6 +131,30 @@ func Compare(a, b *View) *Comparison {
 		}
 	}
 	return c
+}
+
+// pair merges the rows of the two views by key, in the order first seen
+// (A's, then those only B has): set fills a row's side (0: A, 1: B).
+func pair[T any](a, b []T, key func(T) [2]string, set func(d *Diff, side int, t T), perRequest bool) []Diff {
+	rows := map[[2]string]*Diff{}
+	var order [][2]string
+	for side, ts := range [][]T{a, b} {
+		for _, t := range ts {
+			k := key(t)
+			d := rows[k]
+			if d == nil {
+				d = &Diff{}
+				rows[k] = d
+				order = append(order, k)
+			}
+			set(d, side, t)
+		}
+	}
+	out := []Diff{}
+	for _, k := range order {
+		out = append(out, finish(*rows[k], perRequest))
+	}
+	return out
 }
 
 func finish(d Diff, perRequest bool) Diff {
